@@ -1,0 +1,1 @@
+"""opgen: incremental, cached, reproducible operator code generation."""

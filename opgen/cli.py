@@ -1,0 +1,73 @@
+"""``python -m opgen``: command-line entry points.
+
+Exit status: 0 success, 2 invalid input (diagnostics on stderr), 1 internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Optional, Sequence
+
+from .errors import Location, OpgenError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own exit code for usage errors is 2 as well
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _existing_file(path: str) -> str:
+    if not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"no such file: {path}")
+    return path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m opgen", description="Incremental operator code generation.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    model = commands.add_parser("model", help="parse and validate a native_functions.yaml; print a summary or JSON")
+    model.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")
+    model.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
+    model.add_argument("--json", action="store_true", help="print the whole model as JSON")
+    model.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    model.set_defaults(run=_run_model)
+    return parser
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    from .model import default_tags_path, load_model_cached
+    from .model.summary import model_json, model_summary
+
+    tags = args.tags or default_tags_path(args.yaml)
+    model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+    sys.stdout.write(model_json(model) if args.json else model_summary(model))
+    return 0
+
+
+def report(error: OpgenError) -> None:
+    for diagnostic in error.diagnostics:
+        print(str(diagnostic), file=sys.stderr)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except OpgenError as exc:
+        report(exc)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug in opgen, not in the input
+        if os.environ.get("OPGEN_DEBUG"):
+            traceback.print_exc()
+        print(f"opgen: internal error: {type(exc).__name__}: {exc} (set OPGEN_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
+
+
+__all__ = ["main", "report", "Location"]

@@ -1,0 +1,81 @@
+"""Errors that point at the input that caused them.
+
+Every user-facing problem is an ``OpgenError`` carrying one or more
+``Diagnostic``s, each with a ``FILE:LINE`` location.  CLIs print them and exit
+with status 2; nothing else in opgen formats locations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    file: str
+    line: int  # 1-based; 0 when the whole file is meant
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    location: Optional[Location]
+    message: str
+
+    def __str__(self) -> str:
+        prefix = f"{self.location}: " if self.location else ""
+        return f"{prefix}error: {self.message}"
+
+
+class OpgenError(Exception):
+    """One or more problems in user input (yaml, CLI arguments, ...)."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic] | str, location: Optional[Location] = None):
+        if isinstance(diagnostics, str):
+            diagnostics = [Diagnostic(location, diagnostics)]
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+    def at(self, location: Location) -> "OpgenError":
+        """The same error, placed at ``location`` where it had no place yet."""
+        return OpgenError(
+            Diagnostic(d.location or location, d.message) for d in self.diagnostics
+        )
+
+
+class SchemaError(OpgenError):
+    """A schema string that does not follow the schema language."""
+
+
+def fail(message: str) -> None:
+    """Raise a location-less error; callers that know the place add it with ``at``."""
+    raise OpgenError(message)
+
+
+class DiagnosticCollector:
+    """Gathers every problem in a file so one run reports them all (up to a cap)."""
+
+    def __init__(self, cap: int = 50):
+        self.cap = cap
+        self.diagnostics: list[Diagnostic] = []
+        self.dropped = 0
+
+    def add(self, location: Optional[Location], message: str) -> None:
+        if len(self.diagnostics) < self.cap:
+            self.diagnostics.append(Diagnostic(location, message))
+        else:
+            self.dropped += 1
+
+    def extend(self, error: OpgenError, location: Optional[Location] = None) -> None:
+        for d in error.diagnostics:
+            self.add(d.location or location, d.message)
+
+    def raise_if_any(self) -> None:
+        if not self.diagnostics:
+            return
+        diags = list(self.diagnostics)
+        if self.dropped:
+            diags.append(Diagnostic(None, f"... and {self.dropped} more errors not shown"))
+        raise OpgenError(diags)

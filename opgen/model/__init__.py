@@ -1,0 +1,14 @@
+"""opgen's operator model: schemas, native functions, backend indices and groupings."""
+from .backend import BackendIndex, BackendMetadata
+from .dispatch_keys import DispatchKey
+from .grouping import OperatorGroup, VariantGroup, ViewGroup
+from .loader import Model, default_tags_path, load_model
+from .native_function import NativeFunction
+from .parse_cache import load_model_cached
+from .schema import FunctionSchema, OperatorName, SchemaKind
+
+__all__ = [
+    "BackendIndex", "BackendMetadata", "DispatchKey", "FunctionSchema", "Model", "NativeFunction",
+    "OperatorGroup", "OperatorName", "SchemaKind", "VariantGroup", "ViewGroup", "default_tags_path",
+    "load_model", "load_model_cached",
+]

@@ -1,0 +1,54 @@
+"""SCons tool: load a native_functions.yaml through opgen, or stop the build with its errors.
+
+Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and a
+``OpgenModelJson`` builder that writes the model's JSON dump.  No opgen logic lives here.
+"""
+import os
+import sys
+
+import SCons.Script
+
+from opgen.errors import OpgenError
+from opgen.fingerprint import package_fingerprint
+from opgen.model import load_model_cached
+from opgen.model.summary import model_json
+from opgen.writer import write_if_changed
+
+
+def _display(env, node) -> str:
+    return os.path.relpath(node.srcnode().abspath, env.Dir("#").abspath)
+
+
+def _load(env, yaml, tags=None):
+    yaml_node = env.File(yaml)
+    tags_node = env.File(tags) if tags else None
+    try:
+        return load_model_cached(
+            yaml_node.srcnode().abspath,
+            tags_node.srcnode().abspath if tags_node else None,
+            cache_dir=env.get("OPGEN_CACHE_DIR"),
+            display_name=_display(env, yaml_node),
+        )
+    except OpgenError as exc:
+        for diagnostic in exc.diagnostics:
+            print(str(diagnostic), file=sys.stderr)
+        print("scons: *** [opgen] invalid operator yaml; nothing was built", file=sys.stderr)
+        SCons.Script.Exit(2)
+
+
+def _write_model_json(target, source, env):
+    model = env["OPGEN_MODEL"]
+    write_if_changed(target[0].abspath, model_json(model))
+    return 0
+
+
+def exists(env):
+    return True
+
+
+def generate(env):
+    env.AddMethod(_load, "OpgenModel")
+    env["BUILDERS"]["OpgenModelJson"] = env.Builder(
+        action=env.Action(_write_model_json, cmdstr="[opgen] model dump -> $TARGET"),
+    )
+    env.SetDefault(OPGEN_MODEL_FINGERPRINT=package_fingerprint("model"))
