@@ -36,12 +36,13 @@ class LocatedMap(dict):
 
 
 class LocatedList(list):
-    __slots__ = ("file", "line")
+    __slots__ = ("file", "line", "item_lines")
 
     def __init__(self, file: str, line: int):
         super().__init__()
         self.file = file
         self.line = line
+        self.item_lines: list[int] = []  # where each item starts (scalars cannot remember it)
 
 
 def _convert(node: yaml.Node, file: str) -> Any:
@@ -63,6 +64,7 @@ def _convert(node: yaml.Node, file: str) -> Any:
     if isinstance(node, yaml.SequenceNode):
         items = LocatedList(file, node.start_mark.line + 1)
         items.extend(_convert(child, file) for child in node.value)
+        items.item_lines = [child.start_mark.line + 1 for child in node.value]
         return items
     return _SCALARS.construct_object(node)
 
@@ -106,8 +108,9 @@ def iter_entries(document: Any, file: str) -> Iterator[LocatedMap]:
         return
     if not isinstance(document, list):
         raise OpgenError("expected a list of entries at the top level (each starting with '- func:')", Location(file, 1))
-    for item in document:
+    for i, item in enumerate(document):
         if not isinstance(item, LocatedMap):
-            line = getattr(item, "line", getattr(document, "line", 0))
+            lines = getattr(document, "item_lines", ())
+            line = lines[i] if i < len(lines) else getattr(item, "line", getattr(document, "line", 0))
             raise OpgenError("each entry must be a mapping, e.g. '- func: name(Tensor self) -> Tensor'", Location(file, line))
         yield item

@@ -69,12 +69,15 @@ def load_tags(path: Optional[str], display: Optional[str] = None) -> frozenset[s
     return frozenset(tags)
 
 
-def load_model(yaml_path: str, tags_path: Optional[str] = None, *, display_name: Optional[str] = None) -> Model:
-    """Parse and validate; raises OpgenError listing every problem found."""
+def load_model(yaml_path: str, tags_path: Optional[str] = None, *, display_name: Optional[str] = None,
+               tags_display_name: Optional[str] = None) -> Model:
+    """Parse and validate; raises OpgenError listing every problem found.
+
+    The display names are what error messages call the files (e.g. repo-relative paths).
+    """
     name = display_name or yaml_path
-    valid_tags = load_tags(tags_path, tags_path and (display_name and os.path.join(os.path.dirname(name), os.path.basename(tags_path))))
-    document = read_located(yaml_path, name)
-    return build_model(document, name, valid_tags)
+    valid_tags = load_tags(tags_path, tags_display_name)
+    return build_model(read_located(yaml_path, name), name, valid_tags)
 
 
 def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:

@@ -144,7 +144,9 @@ def parse_entry(raw: LocatedMap, valid_tags: frozenset[str]) -> tuple[NativeFunc
     if "func" not in raw:
         raise e.error(None, "entry has no 'func:' key; every entry starts with '- func: name(ARGS) -> RETURNS'")
     func_text = e.get("func", str, None, "a schema string")
-    namespace, sep, schema_text = func_text.rpartition("::")
+    head, paren, rest = func_text.partition("(")  # a '::' inside the arguments (a str default) is no namespace
+    namespace, sep, name_text = head.rpartition("::")
+    schema_text = name_text + paren + rest
     if sep and not IDENTIFIER.match(namespace):
         raise e.error("func", f"namespace '{namespace}' must be one identifier, e.g. 'myops::relu(...)'")
     try:

@@ -28,10 +28,10 @@ def _read_bytes(path: str, display: str) -> bytes:
 
 
 def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_dir: Optional[str] = None,
-                      display_name: Optional[str] = None) -> Model:
+                      display_name: Optional[str] = None, tags_display_name: Optional[str] = None) -> Model:
     """Like ``load_model``; ``cache_dir=""`` disables the cache."""
     name = display_name or yaml_path
-    tags_name = tags_path and os.path.join(os.path.dirname(name), os.path.basename(tags_path))
+    tags_name = tags_display_name or tags_path
     yaml_bytes = _read_bytes(yaml_path, name)
     tags_bytes = _read_bytes(tags_path, tags_name) if tags_path else b""
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir

@@ -28,6 +28,7 @@ def _load(env, yaml, tags=None):
             tags_node.srcnode().abspath if tags_node else None,
             cache_dir=env.get("OPGEN_CACHE_DIR"),
             display_name=_display(env, yaml_node),
+            tags_display_name=_display(env, tags_node) if tags_node else None,
         )
     except OpgenError as exc:
         for diagnostic in exc.diagnostics:
@@ -49,6 +50,7 @@ def exists(env):
 def generate(env):
     env.AddMethod(_load, "OpgenModel")
     env["BUILDERS"]["OpgenModelJson"] = env.Builder(
-        action=env.Action(_write_model_json, cmdstr="[opgen] model dump -> $TARGET"),
+        # A lambda, not cmdstr: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.
+        action=env.Action(_write_model_json, strfunction=lambda target, source, env: f"[opgen] model dump -> {target[0]}"),
     )
     env.SetDefault(OPGEN_MODEL_FINGERPRINT=package_fingerprint("model"))
