@@ -6,7 +6,7 @@ of silently overwriting each other.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import yaml
 
@@ -102,8 +102,12 @@ def read_located(path: str, display_name: str | None = None) -> Any:
     return load_located(text, name)
 
 
-def iter_entries(document: Any, file: str) -> Iterator[LocatedMap]:
-    """The top-level list of mappings that native_functions-style files hold."""
+def iter_entries(document: Any, file: str, on_error: Optional[Callable[[OpgenError], None]] = None) -> Iterator[LocatedMap]:
+    """The top-level list of mappings that native_functions-style files hold.
+
+    A non-mapping item is reported through ``on_error`` (so the caller can keep
+    collecting problems) or raised when no callback is given.
+    """
     if document is None:
         return
     if not isinstance(document, list):
@@ -112,5 +116,9 @@ def iter_entries(document: Any, file: str) -> Iterator[LocatedMap]:
         if not isinstance(item, LocatedMap):
             lines = getattr(document, "item_lines", ())
             line = lines[i] if i < len(lines) else getattr(item, "line", getattr(document, "line", 0))
-            raise OpgenError("each entry must be a mapping, e.g. '- func: name(Tensor self) -> Tensor'", Location(file, line))
+            error = OpgenError("each entry must be a mapping, e.g. '- func: name(Tensor self) -> Tensor'", Location(file, line))
+            if on_error is None:
+                raise error
+            on_error(error)
+            continue
         yield item

@@ -24,9 +24,9 @@ from .types import TENSOR
 _INHERITED_TAGS = ("nondeterministic_seeded", "view_copy", "pt2_compliant_tag")
 
 
-def variant_families(functions: Iterable[NativeFunction]) -> dict[FunctionSchema, dict[SchemaKind, NativeFunction]]:
+def variant_families(functions: Iterable[NativeFunction]) -> dict[str, dict[SchemaKind, NativeFunction]]:
     """Functions keyed by their shared signature, then by kind (insertion ordered)."""
-    families: dict[FunctionSchema, dict[SchemaKind, NativeFunction]] = {}
+    families: dict[str, dict[SchemaKind, NativeFunction]] = {}
     for f in functions:
         family = families.setdefault(f.func.family_key(), {})
         kind = f.func.kind()

@@ -89,7 +89,7 @@ def group_variants(functions: Sequence[NativeFunction]) -> list[Union[VariantGro
 
 
 def group_views(functions: Sequence[NativeFunction]) -> list[Union[ViewGroup, NativeFunction]]:
-    buckets: dict[object, dict[object, NativeFunction]] = {}
+    buckets: dict[str, dict[object, NativeFunction]] = {}
     for f in functions:
         bucket = buckets.setdefault(f.func.view_signature(), {})
         slot = f.func.kind() if f.view_kind is ViewKind.non_aliasing else f.view_kind

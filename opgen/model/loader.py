@@ -85,7 +85,7 @@ def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:
     functions: list[NativeFunction] = []
     kernels: list[tuple[DispatchKey, OperatorName, BackendMetadata]] = []
     unparsed: set[str] = set()  # names of entries with errors, so we do not cascade
-    for entry in iter_entries(document, name):
+    for entry in iter_entries(document, name, on_error=errors.extend):
         try:
             f, table = parse_entry(entry, valid_tags)
         except OpgenError as exc:

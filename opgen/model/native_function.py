@@ -306,6 +306,8 @@ def _parse_dispatch(e: _Entry, func: FunctionSchema, structured: bool, delegate:
         if not _KERNEL_PATH.match(kernel):
             raise OpgenError(f"kernel name '{kernel}' is not a C++ identifier (optionally 'ns::' qualified, at most 2 levels)", where)
         namespace, _, kernel_name = kernel.rpartition("::")
+        if kernel_name in CPP_KEYWORDS:
+            raise OpgenError(f"kernel name '{kernel_name}' is a C++ keyword; choose another name", where)
         for key_text in keys.split(","):
             key = DispatchKey.lookup(key_text.strip())
             if key is None or key not in IN_TREE_KEYS:
@@ -361,6 +363,3 @@ def _check_function(e: _Entry, f: NativeFunction, kernels: KernelTable) -> None:
         and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"
     if ("rand" in name or dropout or func.arguments.has_generator_arg()) and "nondeterministic_seeded" not in f.tags:
         raise e.error("tags", f"{name} looks random; add 'tags: nondeterministic_seeded'")
-    for _, meta in kernels:
-        if meta.kernel in CPP_KEYWORDS:
-            raise e.error("dispatch", f"kernel name '{meta.kernel}' is a C++ keyword; choose another name")

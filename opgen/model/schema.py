@@ -26,6 +26,7 @@ CPP_KEYWORDS = frozenset("""
     unsigned using virtual void volatile wchar_t while xor xor_eq
 """.split())
 _OVERLOAD = re.compile(r"^[A-Za-z0-9_]+$")
+_QUALIFIED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
 _ANNOTATION = re.compile(r"^([a-z](?:\|[a-z])*)(!?)(?: -> (\*|[a-z](?:\|[a-z])*))?$")
 _ANNOTATED_TENSOR = re.compile(r"^Tensor\((.+)\)(.*)$")
 # Python's augmented assignment dunders: __iadd__ is the in-place form of __add__.
@@ -337,6 +338,8 @@ class FunctionSchema:
         close_paren = text.rfind(") -> ")
         if open_paren <= 0 or close_paren < open_paren:
             raise SchemaError(f"schema '{text}' must look like 'name.overload(ARGS) -> RETURNS'")
+        if not _QUALIFIED_NAME.match(text[:open_paren]):
+            raise SchemaError(f"operator name '{text[:open_paren]}' must be an identifier with an optional '.overload' (letters, digits, '_')")
         name = OperatorName.parse(text[:open_paren])
         arguments = Arguments.parse(text[open_paren + 1:close_paren])
         returns = _parse_returns(text[close_paren + len(") -> "):])
@@ -431,13 +434,18 @@ class FunctionSchema:
         name = OperatorName(BaseOperatorName(base, False, self.name.name.dunder_method), "")
         return FunctionSchema(name, args.signature(strip_default), returns + tuple(mutated))
 
-    def family_key(self) -> "FunctionSchema":
+    def family_key(self) -> str:
         """Variants pair up when their signatures agree up to defaults (bernoulli_.float has
-        p=0.5 where bernoulli.p has none; torchgen special-cases that one schema)."""
-        return self.signature(strip_default=True)
+        p=0.5 where bernoulli.p has none; torchgen special-cases that one schema).
 
-    def view_signature(self) -> "FunctionSchema":
-        return self.signature(strip_view_copy_name=True)
+        The key is the text of ``signature(strip_default=True)``: a string hashes once,
+        where the schema object would re-hash its whole tree at every dict lookup.
+        """
+        return str(self.signature(strip_default=True))
+
+    def view_signature(self) -> str:
+        """Key pairing a view with its in-place view and *_copy twin (text, like family_key)."""
+        return str(self.signature(strip_view_copy_name=True))
 
 
 def _parse_returns(text: str) -> tuple[Return, ...]:

@@ -1,0 +1,31 @@
+"""Shared paths for every test room: the repo root (importable) and PyTorch's reference yaml."""
+import os
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REAL_DATA_DIR = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "pytorch-2.13")
+
+if REPO_ROOT not in sys.path:  # plain `pytest` as well as `python -m pytest`
+    sys.path.insert(0, REPO_ROOT)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> str:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def real_data_dir() -> str:
+    """../shared/data/pytorch-2.13, or a clean skip where it is absent."""
+    if not os.path.isfile(os.path.join(REAL_DATA_DIR, "native_functions.yaml")):
+        pytest.skip(f"PyTorch 2.13 reference yaml not found at {REAL_DATA_DIR}")
+    return REAL_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def largest_yaml() -> str:
+    """The real yaml when present (the most to be nondeterministic about), else the repo's own."""
+    real = os.path.join(REAL_DATA_DIR, "native_functions.yaml")
+    return real if os.path.isfile(real) else os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")

@@ -1,0 +1,172 @@
+"""``python -m opgen model``: exit codes, messages on stderr, and a deterministic --json dump."""
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from opgen import cli
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
+FUNCTION_KEYS = {"schema", "kind", "base", "structured", "structured_delegate", "view", "generated", "variants", "kernels"}
+KINDS = {"functional", "inplace", "out", "mutable", "scratch"}
+
+
+def run_opgen(*args, hashseed="0"):
+    env = dict(os.environ, PYTHONHASHSEED=hashseed)
+    env.pop("OPGEN_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "opgen", "model", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def reordered_copy(yaml_path: str, directory) -> str:
+    """The yaml with its top-level entries shuffled (fixed seed), tags.yaml copied beside it."""
+    with open(yaml_path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    header, entries = [], []
+    for line in lines:
+        if line.startswith("- "):
+            entries.append([line])
+        elif entries:
+            entries[-1].append(line)
+        else:
+            header.append(line)
+    entries = ["".join(e) if e[-1].endswith("\n") else "".join(e) + "\n" for e in entries]
+    shuffled = entries[:]
+    random.Random(2024).shuffle(shuffled)
+    assert shuffled != entries
+    target = directory / "native_functions.yaml"
+    target.write_text("".join(header) + "".join(shuffled), encoding="utf-8")
+    shutil.copy(os.path.join(os.path.dirname(yaml_path), "tags.yaml"), directory / "tags.yaml")
+    return str(target)
+
+
+@pytest.fixture(scope="module")
+def json_dump(largest_yaml):
+    result = run_opgen(largest_yaml, "--json", "--no-cache", hashseed="0")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_valid_yaml_prints_a_summary_and_exits_0():
+    result = run_opgen(REPO_YAML, "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    out = result.stdout
+    assert out.splitlines()[0] == REPO_YAML
+    for label in ("functions", "operator groups", "variant groups", "structured", "kernels per dispatch key:"):
+        assert re.search(rf"^\s+{label}", out, re.M), label
+    assert re.search(r"^\s+CPU\s+\d+$", out, re.M)
+
+
+def test_invalid_yaml_prints_file_line_errors_and_exits_2(yaml_files):
+    path = yaml_files.write("""\
+        - func: foo(Tensor self) -> Tensor
+          dispatch:
+            CPUU: foo
+        - func: bar(Tensor self,Tensor other) -> Tensor
+        """)
+    result = run_opgen(path, "--tags", yaml_files.tags, "--no-cache")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    first, second = result.stderr.splitlines()
+    assert first.startswith(f"{path}:3: error: unknown dispatch key 'CPUU' for kernel foo; known keys: CPU, CUDA")
+    assert second == f"{path}:4: error: schema is not in canonical form; write it as 'bar(Tensor self, Tensor other) -> Tensor'"
+
+
+def test_yaml_syntax_error_exits_2_without_traceback(yaml_files):
+    path = yaml_files.write("- func: foo(Tensor self) -> Tensor\n  variants: [function\n")
+    result = run_opgen(path, "--no-cache")
+    assert result.returncode == 2
+    assert re.match(rf"^{re.escape(path)}:\d+: error: yaml syntax error", result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("which", ["yaml", "tags"])
+def test_missing_file_exits_2(tmp_path, which):
+    missing = str(tmp_path / "missing.yaml")
+    args = [missing] if which == "yaml" else [REPO_YAML, "--tags", missing]
+    result = run_opgen(*args, "--no-cache")
+    assert result.returncode == 2
+    assert f"no such file: {missing}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_tags_default_to_the_file_beside_the_yaml(yaml_files, tmp_path):
+    path = yaml_files.write("- func: foo(Tensor self) -> Tensor\n  tags: core\n")
+    assert run_opgen(path, "--no-cache").returncode == 0
+    os.remove(yaml_files.tags)
+    result = run_opgen(path, "--no-cache")
+    assert result.returncode == 2
+    assert f"{path}:2: error: unknown tag 'core'" in result.stderr
+
+
+def test_json_has_exactly_the_documented_shape(json_dump):
+    document = json.loads(json_dump)
+    assert set(document) == {"functions", "variant_groups", "standalone"}
+    functions = document["functions"]
+    assert list(functions) == sorted(functions)
+    for name, f in functions.items():
+        assert set(f) == FUNCTION_KEYS, name
+        assert isinstance(f["schema"], str) and f["schema"].split("(")[0] == name.split("::")[-1]
+        assert f["kind"] in KINDS
+        assert isinstance(f["base"], str) and f["base"]
+        assert isinstance(f["structured"], bool) and isinstance(f["view"], bool) and isinstance(f["generated"], bool)
+        assert f["structured_delegate"] is None or f["structured_delegate"] in functions
+        assert f["variants"] == sorted(f["variants"]) and set(f["variants"]) <= {"function", "method"}
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in f["kernels"].items())
+    groups = document["variant_groups"]
+    assert groups == sorted(groups) and all(g == sorted(g) for g in groups)
+    standalone = document["standalone"]
+    assert standalone == sorted(standalone)
+    grouped = [n for g in groups for n in g] + standalone
+    assert sorted(grouped) == sorted(functions)  # every function in exactly one place
+
+
+def test_json_dump_matches_the_model_counts(json_dump, largest_yaml):
+    document = json.loads(json_dump)
+    if largest_yaml == REPO_YAML:
+        pytest.skip("counts are for PyTorch's yaml")
+    assert (len(document["functions"]), len(document["variant_groups"]), len(document["standalone"])) == (3101, 1105, 586)
+    assert sum(f["generated"] for f in document["functions"].values()) == 517
+
+
+@pytest.mark.parametrize("hashseed", ["1", "2"])
+def test_json_is_byte_identical_under_other_hash_seeds(json_dump, largest_yaml, hashseed):
+    result = run_opgen(largest_yaml, "--json", "--no-cache", hashseed=hashseed)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == json_dump
+
+
+def test_json_is_byte_identical_when_entries_are_reordered(json_dump, largest_yaml, tmp_path):
+    reordered = reordered_copy(largest_yaml, tmp_path)
+    result = run_opgen(reordered, "--json", "--no-cache", hashseed="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == json_dump
+    assert str(tmp_path) not in result.stdout  # no source path in the JSON ...
+    summary = run_opgen(reordered, "--no-cache")
+    assert summary.stdout.splitlines()[0] == reordered  # ... only in the plain summary
+
+
+def test_internal_error_exits_1_without_traceback(monkeypatch, capsys):
+    def boom(args):
+        raise RuntimeError("simulated bug")
+    monkeypatch.delenv("OPGEN_DEBUG", raising=False)
+    monkeypatch.setattr(cli, "_run_model", boom)
+    assert cli.main(["model", REPO_YAML]) == 1
+    err = capsys.readouterr().err
+    assert "opgen: internal error: RuntimeError: simulated bug" in err
+    assert "Traceback" not in err
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["model"])
+    assert info.value.code == 2
+    assert "error:" in capsys.readouterr().err

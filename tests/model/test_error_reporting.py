@@ -1,0 +1,73 @@
+"""Every problem of a file is reported in one run, in file order, up to ERROR_CAP."""
+from opgen.model import loader
+
+THREE_BROKEN = """\
+- func: good(Tensor self) -> Tensor
+
+- func: bad_key(Tensor self) -> Tensor
+  dispatch:
+    CPUU: bad_key
+
+- func: bad_type(Tensr self) -> Tensor
+
+- func: good_too(Tensor self) -> Tensor
+
+- func: bad_variant(Tensor self) -> Tensor
+  variants: functoin
+"""
+
+
+def test_independent_errors_are_all_reported_in_one_run(yaml_files):
+    error = yaml_files.errors(THREE_BROKEN)
+    lines = [str(d) for d in error.diagnostics]
+    assert len(lines) == 3
+    assert lines[0].startswith(f"{yaml_files.yaml}:5: error: unknown dispatch key 'CPUU'")
+    assert lines[1].startswith(f"{yaml_files.yaml}:7: error: unknown type 'Tensr'")
+    assert lines[2].startswith(f"{yaml_files.yaml}:12: error: unknown variant 'functoin'")
+    assert str(error) == "\n".join(lines)
+
+
+def test_entry_errors_and_cross_entry_errors_come_together(yaml_files):
+    error = yaml_files.errors("""\
+        - func: foo(Tensor self) -> Tensor
+          structured_delegate: foo.out
+        - func: bar(Tensor self) -> Tensor
+          variants: nope
+        - func: foo(Tensor self) -> Tensor
+        """)
+    assert [(d.location.line, d.message.split(";")[0]) for d in error.diagnostics] == [
+        (4, "unknown variant 'nope'"),
+        (5, "duplicate function foo (first defined at line 1)"),
+        (1, "structured_delegate foo.out does not exist"),
+    ]
+
+
+def test_broken_delegate_target_does_not_cascade(yaml_files):
+    """An entry that fails to parse is not also reported as a missing structured_delegate target."""
+    error = yaml_files.errors("""\
+        - func: foo(Tensor self) -> Tensor
+          structured_delegate: foo.out
+        - func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          structured: True
+          dispatch:
+            CPUU: foo_out
+        """)
+    assert [d.location.line for d in error.diagnostics] == [6]
+
+
+def test_error_cap_is_honoured_with_a_count_of_the_rest(yaml_files):
+    assert loader.ERROR_CAP == 50
+    n = loader.ERROR_CAP + 7
+    text = "".join(f"- func: op{i}(Tensor self) -> Tensor\n  variants: bogus\n" for i in range(n))
+    error = yaml_files.errors(text)
+    assert len(error.diagnostics) == loader.ERROR_CAP + 1
+    shown = error.diagnostics[:-1]
+    assert [d.location.line for d in shown] == [2 * i + 2 for i in range(loader.ERROR_CAP)]
+    assert str(error.diagnostics[-1]) == "error: ... and 7 more errors not shown"
+
+
+def test_exactly_cap_errors_has_no_more_line(yaml_files):
+    text = "".join(f"- func: op{i}(Tensor self) -> Tensor\n  variants: bogus\n" for i in range(loader.ERROR_CAP))
+    error = yaml_files.errors(text)
+    assert len(error.diagnostics) == loader.ERROR_CAP
+    assert "more errors not shown" not in str(error)

@@ -1,0 +1,91 @@
+"""The SCons build loads yaml/native_functions.yaml through opgen, and stops cleanly on invalid yaml."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+MODEL_JSON = os.path.join("build", "opgen", "model.json")
+
+
+def scons(project, *args):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS")}
+    # The one target this room owns; later issues add C++ targets this test has no business building.
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args, MODEL_JSON], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def snapshot(path):
+    stat = os.stat(path)
+    with open(path, "rb") as handle:
+        return handle.read(), stat.st_mtime_ns
+
+
+def tree(root):
+    if not os.path.isdir(root):
+        return []
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the build's inputs in tmp, built once."""
+    root = tmp_path_factory.mktemp("project")
+    shutil.copy(os.path.join(REPO_ROOT, "SConstruct"), root / "SConstruct")
+    for name in ("site_scons", "opgen", "yaml"):
+        shutil.copytree(os.path.join(REPO_ROOT, name), root / name, ignore=IGNORE)
+    result = scons(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root
+
+
+def test_build_writes_the_model_dump(project):
+    dump = project / MODEL_JSON
+    assert dump.is_file()
+    with open(os.path.join(REPO_ROOT, "yaml", "native_functions.yaml"), encoding="utf-8") as handle:
+        entries = sum(line.startswith("- func:") for line in handle)
+    assert '"functions"' in dump.read_text() and entries > 0
+
+
+def test_second_build_is_a_noop_and_keeps_the_dump(project):
+    before = snapshot(project / MODEL_JSON)
+    result = scons(project)
+    assert result.returncode == 0, result.stderr
+    assert "is up to date" in result.stdout
+    assert snapshot(project / MODEL_JSON) == before
+
+
+def test_invalid_yaml_fails_the_build_with_file_line_and_touches_nothing(project):
+    yaml_path = project / "yaml" / "native_functions.yaml"
+    original = yaml_path.read_text(encoding="utf-8")
+    lines = original.splitlines(keepends=True)
+    bad_line = next(i for i, line in enumerate(lines, 1) if line.strip() == "CPU, CUDA: add_out")
+    lines[bad_line - 1] = lines[bad_line - 1].replace("CPU, CUDA: add_out", "CPU, CUDAA: add_out")
+    before_dump, before_cache = snapshot(project / MODEL_JSON), tree(project / "cache")
+    yaml_path.write_text("".join(lines), encoding="utf-8")
+    try:
+        result = scons(project)
+    finally:
+        yaml_path.write_text(original, encoding="utf-8")
+    assert result.returncode != 0
+    assert f"yaml/native_functions.yaml:{bad_line}: error: unknown dispatch key 'CUDAA'" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert snapshot(project / MODEL_JSON) == before_dump
+    assert tree(project / "cache") == before_cache
+
+
+def test_invalid_tags_yaml_names_its_repo_relative_line(project):
+    tags_path = project / "yaml" / "tags.yaml"
+    original = tags_path.read_text(encoding="utf-8")
+    line = len(original.splitlines()) + 1
+    tags_path.write_text(original + "- tag: core\n", encoding="utf-8")
+    try:
+        result = scons(project)
+    finally:
+        tags_path.write_text(original, encoding="utf-8")
+    assert result.returncode != 0
+    assert f"yaml/tags.yaml:{line}: error: tag 'core' is declared twice" in result.stderr
+    assert "Traceback" not in result.stderr
