@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from enum import Enum
 from typing import Iterator, Optional
 
@@ -109,20 +110,7 @@ class Argument:
 
     @staticmethod
     def parse(text: str) -> "Argument":
-        decl, eq, default = text.partition("=")
-        type_text, space, name = decl.rpartition(" ")
-        if not space or not type_text:
-            raise SchemaError(f"argument '{text}' needs a type and a name, e.g. 'Tensor self'")
-        if not IDENTIFIER.match(name):
-            raise SchemaError(f"argument name '{name}' is not an identifier")
-        if name in CPP_KEYWORDS:
-            raise SchemaError(f"argument name '{name}' is a C++ keyword; rename it")
-        ty, annotation = _parse_annotated_type(type_text)
-        if eq:
-            problem = default_problem(ty, default)
-            if problem:
-                raise SchemaError(f"default of argument '{name}': {problem}")
-        return Argument(name, ty, default if eq else None, annotation)
+        return _parse_argument(text)
 
     @property
     def is_write(self) -> bool:
@@ -134,6 +122,26 @@ class Argument:
     def __str__(self) -> str:
         text = f"{_annotated_type_str(self.type, self.annotation)} {self.name}"
         return text if self.default is None else f"{text}={self.default}"
+
+
+# The same argument text ("Tensor self", "Scalar alpha=1") recurs thousands of times in a
+# yaml; arguments are immutable, so each distinct text is parsed once.
+@lru_cache(maxsize=8192)
+def _parse_argument(text: str) -> Argument:
+    decl, eq, default = text.partition("=")
+    type_text, space, name = decl.rpartition(" ")
+    if not space or not type_text:
+        raise SchemaError(f"argument '{text}' needs a type and a name, e.g. 'Tensor self'")
+    if not IDENTIFIER.match(name):
+        raise SchemaError(f"argument name '{name}' is not an identifier")
+    if name in CPP_KEYWORDS:
+        raise SchemaError(f"argument name '{name}' is a C++ keyword; rename it")
+    ty, annotation = _parse_annotated_type(type_text)
+    if eq:
+        problem = default_problem(ty, default)
+        if problem:
+            raise SchemaError(f"default of argument '{name}': {problem}")
+    return Argument(name, ty, default if eq else None, annotation)
 
 
 @dataclass(frozen=True)
