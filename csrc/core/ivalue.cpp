@@ -1,0 +1,128 @@
+#include "core/ivalue.h"
+
+namespace op {
+
+const char* IValue::tag_name(Tag tag) {
+  switch (tag) {
+    case Tag::None: return "None";
+    case Tag::Tensor: return "Tensor";
+    case Tag::TensorList: return "Tensor[]";
+    case Tag::OptionalTensorList: return "Tensor?[]";
+    case Tag::Int: return "int";
+    case Tag::Double: return "float";
+    case Tag::Bool: return "bool";
+    case Tag::String: return "str";
+    case Tag::Scalar: return "Scalar";
+    case Tag::IntList: return "int[]";
+    case Tag::DoubleList: return "float[]";
+    case Tag::BoolList: return "bool[]";
+    case Tag::ScalarType: return "ScalarType";
+    case Tag::Device: return "Device";
+  }
+  return "<invalid tag>";
+}
+
+void IValue::type_error(Tag expected) const {
+  fail(str("expected a value of type ", tag_name(expected), " but got ", tag_name(), " (", repr(), ")"));
+}
+
+bool IValue::is_scalar_like() const {
+  Tag t = tag();
+  return t == Tag::Scalar || t == Tag::Int || t == Tag::Double || t == Tag::Bool;
+}
+
+std::optional<Tensor> IValue::to_optional_tensor() const {
+  if (is_none()) return std::nullopt;
+  if (!is_tensor()) fail(str("expected a value of type Tensor? but got ", tag_name(), " (", repr(), ")"));
+  const Tensor& t = to_tensor();
+  return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
+}
+
+double IValue::to_double() const {
+  if (is_int()) return static_cast<double>(to_int());
+  return get<double>(Tag::Double);
+}
+
+Scalar IValue::to_scalar() const {
+  switch (tag()) {
+    case Tag::Scalar: return *std::get_if<Scalar>(&v_);
+    case Tag::Int: return Scalar(to_int());
+    case Tag::Double: return Scalar(*std::get_if<double>(&v_));
+    case Tag::Bool: return Scalar(to_bool());
+    default: fail(str("expected a value of type Scalar (a number or bool) but got ", tag_name(), " (", repr(), ")"));
+  }
+}
+
+namespace {
+
+std::string tensor_repr(const Tensor& t) {
+  if (!t.defined()) return "Tensor(undefined)";
+  return str("Tensor(", to_string(t.dtype()), str_list(t.sizes()), " on ", t.device().str(), ")");
+}
+
+template <class T, class F>
+std::string list_repr(const std::vector<T>& items, F&& each) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + each(items[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string IValue::repr() const {
+  switch (tag()) {
+    case Tag::None: return "None";
+    case Tag::Tensor: return tensor_repr(to_tensor());
+    case Tag::TensorList: return list_repr(to_tensor_list(), tensor_repr);
+    case Tag::OptionalTensorList:
+      return list_repr(to_optional_tensor_list(),
+                       [](const std::optional<Tensor>& t) { return t ? tensor_repr(*t) : std::string("None"); });
+    case Tag::Int: return std::to_string(to_int());
+    case Tag::Double: return Scalar(to_double()).to_string();
+    case Tag::Bool: return to_bool() ? "True" : "False";
+    case Tag::String: return "'" + to_str() + "'";
+    case Tag::Scalar: return to_scalar().to_string();
+    case Tag::IntList: return str_list(to_int_list());
+    case Tag::DoubleList: return list_repr(to_double_list(), [](double d) { return Scalar(d).to_string(); });
+    case Tag::BoolList: return list_repr(to_bool_list(), [](bool b) { return std::string(b ? "True" : "False"); });
+    case Tag::ScalarType: return to_string(to_scalar_type());
+    case Tag::Device: return to_device().str();
+  }
+  return "?";
+}
+
+bool IValue::operator==(const IValue& other) const {
+  if (tag() != other.tag()) return false;
+  auto same = [](const Tensor& a, const Tensor& b) { return a.unsafe_impl() == b.unsafe_impl(); };
+  switch (tag()) {
+    case Tag::Tensor: return same(to_tensor(), other.to_tensor());
+    case Tag::TensorList: {
+      const auto &a = to_tensor_list(), &b = other.to_tensor_list();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!same(a[i], b[i])) return false;
+      return true;
+    }
+    case Tag::OptionalTensorList: {
+      const auto &a = to_optional_tensor_list(), &b = other.to_optional_tensor_list();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].has_value() != b[i].has_value() || (a[i] && !same(*a[i], *b[i]))) return false;
+      return true;
+    }
+    case Tag::None: return true;
+    case Tag::Int: return to_int() == other.to_int();
+    case Tag::Double: return to_double() == other.to_double();
+    case Tag::Bool: return to_bool() == other.to_bool();
+    case Tag::String: return to_str() == other.to_str();
+    case Tag::Scalar: return to_scalar() == other.to_scalar();
+    case Tag::IntList: return to_int_list() == other.to_int_list();
+    case Tag::DoubleList: return to_double_list() == other.to_double_list();
+    case Tag::BoolList: return to_bool_list() == other.to_bool_list();
+    case Tag::ScalarType: return to_scalar_type() == other.to_scalar_type();
+    case Tag::Device: return to_device() == other.to_device();
+  }
+  return false;
+}
+
+}  // namespace op

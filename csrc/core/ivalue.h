@@ -1,0 +1,119 @@
+// IValue: one boxed value of any argument or return type an operator can have. Boxed kernels
+// and fallbacks see a call as a stack (vector) of IValues; accessors check the held type and
+// throw op::Error naming what was expected and what was there.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "core/device.h"
+#include "core/scalar.h"
+#include "core/scalar_type.h"
+#include "core/tensor.h"
+
+namespace op {
+
+class IValue {
+ public:
+  // Same order as the variant below: tag() is the variant index.
+  enum class Tag : uint8_t {
+    None,
+    Tensor,
+    TensorList,
+    OptionalTensorList,  // Tensor?[]
+    Int,
+    Double,
+    Bool,
+    String,
+    Scalar,
+    IntList,
+    DoubleList,
+    BoolList,
+    ScalarType,
+    Device,
+  };
+
+  IValue() = default;
+  IValue(std::nullopt_t) {}  // NOLINT
+  IValue(Tensor t) : v_(std::move(t)) {}  // NOLINT
+  IValue(std::optional<Tensor> t) {  // NOLINT: None or Tensor
+    if (t) v_ = std::move(*t);
+  }
+  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}                  // NOLINT
+  IValue(std::vector<std::optional<Tensor>> v) : v_(std::move(v)) {}   // NOLINT
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  IValue(T v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
+  IValue(double v) : v_(v) {}                    // NOLINT
+  IValue(bool v) : v_(v) {}                      // NOLINT
+  IValue(std::string v) : v_(std::move(v)) {}    // NOLINT
+  IValue(const char* v) : v_(std::string(v)) {}  // NOLINT
+  IValue(Scalar v) : v_(v) {}                    // NOLINT
+  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
+  IValue(std::vector<double> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(std::vector<bool> v) : v_(std::move(v)) {}     // NOLINT
+  IValue(ScalarType v) : v_(v) {}                       // NOLINT
+  IValue(Device v) : v_(v) {}                           // NOLINT
+
+  Tag tag() const { return static_cast<Tag>(v_.index()); }
+  static const char* tag_name(Tag tag);  // "Tensor", "int", "int[]", ...
+  const char* tag_name() const { return tag_name(tag()); }
+
+  bool is_none() const { return tag() == Tag::None; }
+  bool is_tensor() const { return tag() == Tag::Tensor; }
+  bool is_tensor_list() const { return tag() == Tag::TensorList; }
+  bool is_int() const { return tag() == Tag::Int; }
+  bool is_double() const { return tag() == Tag::Double; }
+  bool is_bool() const { return tag() == Tag::Bool; }
+  bool is_string() const { return tag() == Tag::String; }
+  // Anything to_scalar() accepts: a Scalar, int, float or bool.
+  bool is_scalar_like() const;
+
+  const Tensor& to_tensor() const { return get<Tensor>(Tag::Tensor); }
+  Tensor& to_tensor_mut() { return get_mut<Tensor>(Tag::Tensor); }
+  std::optional<Tensor> to_optional_tensor() const;  // None or Tensor
+  const std::vector<Tensor>& to_tensor_list() const { return get<std::vector<Tensor>>(Tag::TensorList); }
+  const std::vector<std::optional<Tensor>>& to_optional_tensor_list() const {
+    return get<std::vector<std::optional<Tensor>>>(Tag::OptionalTensorList);
+  }
+  int64_t to_int() const { return get<int64_t>(Tag::Int); }
+  double to_double() const;  // also accepts an int
+  bool to_bool() const { return get<bool>(Tag::Bool); }
+  const std::string& to_str() const { return get<std::string>(Tag::String); }
+  Scalar to_scalar() const;
+  const std::vector<int64_t>& to_int_list() const { return get<std::vector<int64_t>>(Tag::IntList); }
+  const std::vector<double>& to_double_list() const { return get<std::vector<double>>(Tag::DoubleList); }
+  const std::vector<bool>& to_bool_list() const { return get<std::vector<bool>>(Tag::BoolList); }
+  ScalarType to_scalar_type() const { return get<ScalarType>(Tag::ScalarType); }
+  Device to_device() const { return get<Device>(Tag::Device); }
+
+  // A short, deterministic description: "None", "3", "[1, 2]", "Tensor(float32[2, 3] on cpu)".
+  std::string repr() const;
+  // Values compare by value; tensors by identity (the same TensorImpl).
+  bool operator==(const IValue& other) const;
+  bool operator!=(const IValue& other) const { return !(*this == other); }
+
+ private:
+  [[noreturn]] void type_error(Tag expected) const;
+  template <class T>
+  const T& get(Tag expected) const {
+    if (tag() != expected) type_error(expected);
+    return *std::get_if<T>(&v_);
+  }
+  template <class T>
+  T& get_mut(Tag expected) {
+    if (tag() != expected) type_error(expected);
+    return *std::get_if<T>(&v_);
+  }
+
+  std::variant<std::monostate, Tensor, std::vector<Tensor>, std::vector<std::optional<Tensor>>, int64_t, double, bool,
+               std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device>
+      v_;
+};
+
+using Stack = std::vector<IValue>;
+
+}  // namespace op

@@ -1,0 +1,49 @@
+// The memory behind tensors. A Storage is a shared handle: every view of a tensor holds the
+// same StorageImpl, so writes through one view are seen by all and the memory lives until the
+// last view is gone.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "core/allocator.h"
+#include "core/device.h"
+
+namespace op {
+
+class StorageImpl {
+ public:
+  StorageImpl(size_t nbytes, Device device, DataPtr data) : nbytes_(nbytes), device_(device), data_(std::move(data)) {}
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  void* data() const { return data_.get(); }  // nullptr for meta storage
+
+ private:
+  size_t nbytes_;
+  Device device_;
+  DataPtr data_;
+};
+
+class Storage {
+ public:
+  Storage() = default;
+  // Allocates nbytes with the device's allocator; meta storage records the size only.
+  static Storage allocate(size_t nbytes, Device device);
+  // Wraps memory owned elsewhere (e.g. a numpy array); `release` runs when the last view dies.
+  static Storage from_external(void* data, size_t nbytes, Device device, std::function<void(void*)> release);
+
+  bool defined() const { return impl_ != nullptr; }
+  size_t nbytes() const { return impl_ ? impl_->nbytes() : 0; }
+  Device device() const;
+  void* data() const { return impl_ ? impl_->data() : nullptr; }
+  bool has_data() const { return data() != nullptr; }
+  long use_count() const { return impl_.use_count(); }
+  bool is_alias_of(const Storage& other) const { return impl_ != nullptr && impl_ == other.impl_; }
+
+ private:
+  explicit Storage(std::shared_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<StorageImpl> impl_;
+};
+
+}  // namespace op

@@ -1,0 +1,156 @@
+// Strided tensors: sizes, strides and an offset into a shared Storage. Views (transpose,
+// slice, select, view, as_strided, expand) build a new TensorImpl over the same storage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/array_ref.h"
+#include "core/device.h"
+#include "core/scalar.h"
+#include "core/scalar_type.h"
+#include "core/storage.h"
+#include "core/strided_loop.h"
+#include "core/tensor_options.h"
+#include "dispatch/dispatch_key_set.h"
+
+namespace op {
+
+// "[2, 3]": sizes and indices in error messages.
+std::string str_list(IntArrayRef values);
+
+struct TensorImpl {
+  TensorImpl(Storage storage, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset,
+             ScalarType dtype);
+
+  Storage storage;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t storage_offset;
+  int64_t numel;
+  ScalarType dtype;
+  Device device;
+  DispatchKeySet key_set;  // derived from the device once: the dispatcher reads it on every call
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: no storage, empty key set
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Factories (host-side helpers; the dispatched factory operators come from codegen).
+  static Tensor empty(IntArrayRef sizes, TensorOptions options = {});
+  static Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+  static Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options = {});
+  static Tensor zeros(IntArrayRef sizes, TensorOptions options = {}) { return full(sizes, 0, options); }
+  static Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
+  static Tensor from_storage(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                             ScalarType dtype);
+  // A tensor holding `values` (dtype from T) with the given sizes (default: 1-d; use
+  // scalar_tensor for 0-d).
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, std::vector<int64_t> sizes = {}, Device device = {});
+
+  bool defined() const { return impl_ != nullptr; }
+  DispatchKeySet key_set() const { return impl_ ? impl_->key_set : DispatchKeySet(); }
+  IntArrayRef sizes() const { return impl().sizes; }
+  IntArrayRef strides() const { return impl().strides; }
+  int64_t size(int64_t dim) const { return impl().sizes[wrap_dim(dim)]; }
+  int64_t stride(int64_t dim) const { return impl().strides[wrap_dim(dim)]; }
+  int64_t dim() const { return static_cast<int64_t>(impl().sizes.size()); }
+  int64_t numel() const { return impl().numel; }
+  int64_t storage_offset() const { return impl().storage_offset; }
+  ScalarType dtype() const { return impl().dtype; }
+  Device device() const { return impl().device; }
+  const Storage& storage() const { return impl().storage; }
+  size_t itemsize() const { return element_size(dtype()); }
+  bool is_meta() const { return device().is_meta(); }
+  bool is_contiguous() const;
+  bool is_alias_of(const Tensor& other) const;
+  long use_count() const { return impl_.use_count(); }
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  // 0 <-> dim-1; negative dims count from the end. Throws op::Error when out of range.
+  int64_t wrap_dim(int64_t dim) const;
+
+  // Address of element 0 (the storage offset applied). Throws for meta/undefined tensors;
+  // the typed form also checks the dtype.
+  void* data_ptr() const;
+  template <class T>
+  T* data_ptr() const;
+
+  // Views: share storage with *this.
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides) const {
+    return as_strided(sizes, strides, storage_offset());
+  }
+  Tensor view(IntArrayRef sizes) const;  // one size may be -1; needs a contiguous tensor
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(IntArrayRef sizes) const;  // broadcast: size-1 dims get stride 0
+
+  // Copies (new storage).
+  Tensor contiguous() const;  // *this when already contiguous
+  Tensor clone() const;
+  Tensor to(ScalarType dtype) const;
+  Tensor to(Device device) const;  // host-memory devices only (cpu, external)
+
+  // Element access on host-memory tensors; values convert to and from Scalar.
+  Scalar item() const;  // exactly one element
+  template <class T>
+  T item() const { return item().to<T>(); }
+  Scalar get(IntArrayRef index) const;
+  void set(IntArrayRef index, const Scalar& value) const;
+  template <class T>
+  std::vector<T> to_vector() const;  // row-major, converted to T
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& copy_(const Tensor& src) const;  // same sizes (or broadcastable), any dtypes
+
+  bool equal(const Tensor& other) const;  // same sizes and values
+  std::string to_string() const;
+
+ private:
+  const TensorImpl& impl() const;
+  void check_host_data(const char* what) const;
+  int64_t offset_of(IntArrayRef index) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ----- template definitions -----
+
+template <class T>
+T* Tensor::data_ptr() const {
+  OP_CHECK(dtype() == scalar_type_of<T>, "data_ptr<", op::to_string(scalar_type_of<T>), ">() called on a tensor of dtype ",
+           op::to_string(dtype()));
+  return static_cast<T*>(data_ptr());
+}
+
+template <class T>
+Tensor Tensor::from_vector(const std::vector<T>& values, std::vector<int64_t> sizes, Device device) {
+  if (sizes.empty()) sizes = {static_cast<int64_t>(values.size())};
+  Tensor t = empty(sizes, TensorOptions(scalar_type_of<T>).with_device(device));
+  OP_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "from_vector: ", values.size(),
+           " values do not fill a tensor of ", t.numel(), " elements");
+  T* out = t.data_ptr<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  check_host_data("to_vector");
+  std::vector<T> out;
+  out.reserve(numel());
+  OP_DISPATCH_ALL_TYPES(dtype(), "to_vector", {
+    const scalar_t* base = static_cast<const scalar_t*>(storage().data());
+    for_each_offset(sizes(), strides(), storage_offset(),
+                    [&](int64_t offset) { out.push_back(static_cast<T>(base[offset])); });
+  });
+  return out;
+}
+
+}  // namespace op

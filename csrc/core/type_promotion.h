@@ -1,0 +1,15 @@
+// The dtype of an operation's result from its operands, PyTorch style: tensors with
+// dimensions decide; zero-dim tensors and plain numbers only matter when they belong to a
+// higher category (bool < integral < floating). int32 tensor + 2.5 -> float32,
+// int32 tensor + 2 -> int32, float32 tensor + float64 zero-dim tensor -> float32.
+#pragma once
+
+#include "core/array_ref.h"
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace op {
+
+ScalarType result_type(ArrayRef<Tensor> tensors, ArrayRef<Scalar> scalars = {});
+
+}  // namespace op

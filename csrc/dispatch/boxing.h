@@ -1,0 +1,335 @@
+// Converting between typed C++ calls and IValue stacks, in both directions:
+//  * run_unboxed_on_stack: a typed kernel called boxed (by a boxed fallback's redispatch,
+//    by Python) pops its arguments off the stack and pushes its results (Unbox, box);
+//  * box + PopResults: a boxed kernel (a fallback, a Python function) reached from a typed
+//    call gets the arguments pushed and its results popped (see KernelFunction::call).
+// Each conversion checks the IValue's type and throws op::Error naming the argument.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/ivalue.h"
+#include "core/layout.h"
+#include "dispatch/cpp_signature.h"
+
+namespace op {
+
+struct OperatorKernel;
+
+namespace boxing {
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+[[noreturn]] void argument_error(size_t index, const char* expected, const IValue& got);
+[[noreturn]] void result_count_error(size_t expected, size_t got);
+
+inline void expect(bool ok, size_t index, const char* expected, const IValue& v) {
+  if (!ok) argument_error(index, expected, v);
+}
+// ----- IValue -> C++ parameter -----
+// get() returns something the parameter type binds to; references point into the stack,
+// which outlives the call.
+
+template <class T, class = void>
+struct Unbox;
+
+template <>
+struct Unbox<Tensor> {
+  static const Tensor& get(IValue& v, size_t i) {
+    expect(v.is_tensor(), i, "Tensor", v);
+    return v.to_tensor();
+  }
+};
+template <>
+struct Unbox<Tensor&> {  // mutable (out=, in-place) arguments
+  static Tensor& get(IValue& v, size_t i) {
+    expect(v.is_tensor(), i, "Tensor", v);
+    return v.to_tensor_mut();
+  }
+};
+template <>
+struct Unbox<std::optional<Tensor>> {
+  static std::optional<Tensor> get(IValue& v, size_t i) {
+    expect(v.is_none() || v.is_tensor(), i, "Tensor?", v);
+    return v.to_optional_tensor();
+  }
+};
+template <>
+struct Unbox<ArrayRef<Tensor>> {
+  static ArrayRef<Tensor> get(IValue& v, size_t i) {
+    expect(v.is_tensor_list(), i, "Tensor[]", v);
+    return v.to_tensor_list();
+  }
+};
+template <>
+struct Unbox<std::vector<Tensor>> {
+  static const std::vector<Tensor>& get(IValue& v, size_t i) {
+    expect(v.is_tensor_list(), i, "Tensor[]", v);
+    return v.to_tensor_list();
+  }
+};
+template <>
+struct Unbox<ArrayRef<std::optional<Tensor>>> {
+  static ArrayRef<std::optional<Tensor>> get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::OptionalTensorList, i, "Tensor?[]", v);
+    return v.to_optional_tensor_list();
+  }
+};
+template <>
+struct Unbox<std::vector<std::optional<Tensor>>> {
+  static const std::vector<std::optional<Tensor>>& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::OptionalTensorList, i, "Tensor?[]", v);
+    return v.to_optional_tensor_list();
+  }
+};
+template <>
+struct Unbox<int64_t> {
+  static int64_t get(IValue& v, size_t i) {
+    expect(v.is_int(), i, "int", v);
+    return v.to_int();
+  }
+};
+template <>
+struct Unbox<double> {
+  static double get(IValue& v, size_t i) {
+    expect(v.is_double() || v.is_int(), i, "float", v);
+    return v.to_double();
+  }
+};
+template <>
+struct Unbox<bool> {
+  static bool get(IValue& v, size_t i) {
+    expect(v.is_bool(), i, "bool", v);
+    return v.to_bool();
+  }
+};
+template <>
+struct Unbox<std::string> {
+  static const std::string& get(IValue& v, size_t i) {
+    expect(v.is_string(), i, "str", v);
+    return v.to_str();
+  }
+};
+template <>
+struct Unbox<std::string_view> {
+  static std::string_view get(IValue& v, size_t i) { return Unbox<std::string>::get(v, i); }
+};
+template <>
+struct Unbox<Scalar> {
+  static Scalar get(IValue& v, size_t i) {
+    expect(v.is_scalar_like(), i, "Scalar", v);
+    return v.to_scalar();
+  }
+};
+template <>
+struct Unbox<ScalarType> {
+  static ScalarType get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::ScalarType, i, "ScalarType", v);
+    return v.to_scalar_type();
+  }
+};
+template <>
+struct Unbox<Device> {
+  static Device get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::Device, i, "Device", v);
+    return v.to_device();
+  }
+};
+template <>
+struct Unbox<Layout> {  // boxed as int, like PyTorch
+  static Layout get(IValue& v, size_t i) { return static_cast<Layout>(Unbox<int64_t>::get(v, i)); }
+};
+template <>
+struct Unbox<MemoryFormat> {
+  static MemoryFormat get(IValue& v, size_t i) { return static_cast<MemoryFormat>(Unbox<int64_t>::get(v, i)); }
+};
+template <>
+struct Unbox<IntArrayRef> {
+  static IntArrayRef get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::IntList, i, "int[]", v);
+    return v.to_int_list();
+  }
+};
+template <>
+struct Unbox<std::vector<int64_t>> {
+  static const std::vector<int64_t>& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::IntList, i, "int[]", v);
+    return v.to_int_list();
+  }
+};
+template <>
+struct Unbox<ArrayRef<double>> {
+  static ArrayRef<double> get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::DoubleList, i, "float[]", v);
+    return v.to_double_list();
+  }
+};
+template <>
+struct Unbox<std::vector<double>> {
+  static const std::vector<double>& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::DoubleList, i, "float[]", v);
+    return v.to_double_list();
+  }
+};
+template <>
+struct Unbox<std::vector<bool>> {
+  static const std::vector<bool>& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::BoolList, i, "bool[]", v);
+    return v.to_bool_list();
+  }
+};
+template <class T>
+struct Unbox<std::optional<T>, std::enable_if_t<!std::is_same_v<T, Tensor>>> {
+  static std::optional<std::decay_t<decltype(Unbox<T>::get(std::declval<IValue&>(), 0))>> get(IValue& v, size_t i) {
+    if (v.is_none()) return std::nullopt;
+    return Unbox<T>::get(v, i);
+  }
+};
+
+// The Unbox for a parameter type: `const Tensor&` and `Tensor` read, `Tensor&` writes.
+template <class A>
+using UnboxFor = std::conditional_t<std::is_same_v<A, Tensor&>, Unbox<Tensor&>, Unbox<std::decay_t<A>>>;
+
+// ----- C++ value -> IValue -----
+
+template <class T>
+IValue box(const T& value) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, ArrayRef<Tensor>> || std::is_same_v<D, ArrayRef<std::optional<Tensor>>> ||
+                std::is_same_v<D, IntArrayRef> || std::is_same_v<D, ArrayRef<double>>) {
+    return IValue(value.vec());
+  } else if constexpr (std::is_same_v<D, std::string_view>) {
+    return IValue(std::string(value));
+  } else if constexpr (std::is_same_v<D, Layout> || std::is_same_v<D, MemoryFormat>) {
+    return IValue(static_cast<int64_t>(value));
+  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+    return IValue(value);
+  } else if constexpr (IsOptional<D>::value) {
+    return value ? box(*value) : IValue();
+  } else {
+    return IValue(value);
+  }
+}
+
+template <class R>
+struct IsTuple : std::false_type {};
+template <class... T>
+struct IsTuple<std::tuple<T...>> : std::true_type {};
+
+template <class R>
+void push_results(Stack& stack, R&& result) {
+  if constexpr (IsTuple<std::decay_t<R>>::value)
+    std::apply([&](auto&&... items) { (stack.push_back(box(items)), ...); }, result);
+  else
+    stack.push_back(box(result));
+}
+
+// ----- a typed kernel run on a stack -----
+
+template <class R, class... A, size_t... I>
+void run_unboxed_on_stack_impl(R (*fn)(OperatorKernel*, DispatchKeySet, A...), OperatorKernel* functor,
+                               DispatchKeySet ks, Stack* stack, std::index_sequence<I...>) {
+  constexpr size_t n = sizeof...(A);
+  if (stack->size() < n) result_count_error(n, stack->size());
+  IValue* args = stack->data() + (stack->size() - n);
+  if constexpr (std::is_void_v<R>) {
+    fn(functor, ks, UnboxFor<A>::get(args[I], I)...);
+    stack->erase(stack->end() - n, stack->end());
+  } else {
+    Stack results;  // boxed while the arguments (which a Tensor& result may alias) are alive
+    push_results(results, fn(functor, ks, UnboxFor<A>::get(args[I], I)...));
+    stack->erase(stack->end() - n, stack->end());
+    for (IValue& r : results) stack->push_back(std::move(r));
+  }
+}
+
+template <class R, class... A>
+void run_unboxed_on_stack(R (*fn)(OperatorKernel*, DispatchKeySet, A...), OperatorKernel* functor, DispatchKeySet ks,
+                          Stack* stack) {
+  run_unboxed_on_stack_impl(fn, functor, ks, stack, std::index_sequence_for<A...>{});
+}
+
+// ----- results of a boxed kernel for a typed caller -----
+
+template <class T>
+T pop_value(IValue& v, size_t i) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    expect(v.is_tensor(), i, "Tensor", v);
+    return std::move(v.to_tensor_mut());
+  } else {
+    return T(Unbox<T>::get(v, i));
+  }
+}
+
+// Index of the argument a `Tensor&` result refers to: self for in-place ops (first
+// parameter), otherwise the out= arguments, which come last.
+template <class... A>
+constexpr size_t mutable_tensor_arg(size_t nth_from_end) {
+  constexpr bool is_ref[] = {std::is_same_v<A, Tensor&>..., false};
+  constexpr size_t n = sizeof...(A);
+  if (n > 0 && is_ref[0] && nth_from_end == 0) return 0;
+  for (size_t i = n; i-- > 0;) {
+    if (!is_ref[i]) continue;
+    if (nth_from_end == 0) return i;
+    --nth_from_end;
+  }
+  return n;  // none: rejected by a static_assert at the use
+}
+
+template <class R, class... A>
+struct PopResults {
+  static R get(Stack& stack, std::tuple<A&...>&) {
+    if (stack.size() != 1) result_count_error(1, stack.size());
+    return pop_value<R>(stack[0], 0);
+  }
+};
+template <class... A>
+struct PopResults<void, A...> {
+  static void get(Stack& stack, std::tuple<A&...>&) {
+    if (!stack.empty()) result_count_error(0, stack.size());
+  }
+};
+template <class... A>
+struct PopResults<Tensor&, A...> {
+  static Tensor& get(Stack& stack, std::tuple<A&...>& args) {
+    constexpr size_t index = mutable_tensor_arg<A...>(0);
+    static_assert(index < sizeof...(A), "a kernel returning Tensor& needs a Tensor& parameter");
+    if (stack.size() != 1) result_count_error(1, stack.size());
+    return std::get<index>(args);
+  }
+};
+template <class... T, class... A>
+struct PopResults<std::tuple<T...>, A...> {
+  static std::tuple<T...> get(Stack& stack, std::tuple<A&...>& args) {
+    if (stack.size() != sizeof...(T)) result_count_error(sizeof...(T), stack.size());
+    return build(stack, args, std::index_sequence_for<T...>{});
+  }
+  template <size_t... I>
+  static std::tuple<T...> build(Stack& stack, std::tuple<A&...>& args, std::index_sequence<I...>) {
+    return std::tuple<T...>(element<T, I>(stack, args)...);
+  }
+  template <class E, size_t I>
+  static decltype(auto) element(Stack& stack, std::tuple<A&...>& args) {
+    if constexpr (std::is_same_v<E, Tensor&>) {
+      constexpr size_t index = mutable_tensor_arg<A...>(sizeof...(T) - 1 - I);
+      static_assert(index < sizeof...(A), "a kernel returning Tensor& needs Tensor& parameters");
+      return static_cast<Tensor&>(std::get<index>(args));
+    } else {
+      return pop_value<E>(stack[I], I);
+    }
+  }
+};
+
+}  // namespace boxing
+}  // namespace op

@@ -1,0 +1,132 @@
+// The C++ side of a kernel's signature: which schema types its parameters stand for, so a
+// registration can be checked against the operator's schema once instead of trusting it on
+// every call. `Tensor(const Tensor&, int64_t)` has argument kinds {Tensor, int} and returns {Tensor}.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "core/array_ref.h"
+#include "core/device.h"
+#include "core/layout.h"
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "dispatch/dispatch_key_set.h"
+
+namespace op {
+
+template <class... T>
+struct TypeList {};
+
+// Return type and parameters of functions, function pointers and (non-generic) lambdas.
+template <class F>
+struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
+template <class R, class... A>
+struct FunctionTraits<R(A...)> {
+  using Ret = R;
+  using Args = TypeList<A...>;
+};
+template <class R, class... A>
+struct FunctionTraits<R (*)(A...)> : FunctionTraits<R(A...)> {};
+template <class C, class R, class... A>
+struct FunctionTraits<R (C::*)(A...) const> : FunctionTraits<R(A...)> {};
+template <class C, class R, class... A>
+struct FunctionTraits<R (C::*)(A...)> : FunctionTraits<R(A...)> {};
+
+// Kernels may take the call's DispatchKeySet as their first parameter (to redispatch);
+// it is not part of the operator's signature.
+template <class Args>
+struct DropKeySet {
+  using type = Args;
+  static constexpr bool takes_key_set = false;
+};
+template <class... A>
+struct DropKeySet<TypeList<DispatchKeySet, A...>> {
+  using type = TypeList<A...>;
+  static constexpr bool takes_key_set = true;
+};
+
+// ----- kinds: the schema type a C++ parameter type represents -----
+
+template <class T, class = void>
+struct CppKind;  // undefined for unsupported types: a compile error names the type
+
+#define OP_CPP_KIND(TYPE, NAME) \
+  template <>                   \
+  struct CppKind<TYPE> {        \
+    static std::string name() { return NAME; } \
+  };
+OP_CPP_KIND(Tensor, "Tensor")
+OP_CPP_KIND(ArrayRef<Tensor>, "Tensor[]")
+OP_CPP_KIND(std::vector<Tensor>, "Tensor[]")
+OP_CPP_KIND(ArrayRef<std::optional<Tensor>>, "Tensor?[]")
+OP_CPP_KIND(std::vector<std::optional<Tensor>>, "Tensor?[]")
+OP_CPP_KIND(int64_t, "int")
+OP_CPP_KIND(double, "float")
+OP_CPP_KIND(bool, "bool")
+OP_CPP_KIND(std::string, "str")
+OP_CPP_KIND(std::string_view, "str")
+OP_CPP_KIND(Scalar, "Scalar")
+OP_CPP_KIND(ScalarType, "ScalarType")
+OP_CPP_KIND(Device, "Device")
+OP_CPP_KIND(Layout, "Layout")
+OP_CPP_KIND(MemoryFormat, "MemoryFormat")
+OP_CPP_KIND(IntArrayRef, "int[]")
+OP_CPP_KIND(std::vector<int64_t>, "int[]")
+OP_CPP_KIND(ArrayRef<double>, "float[]")
+OP_CPP_KIND(std::vector<double>, "float[]")
+OP_CPP_KIND(std::vector<bool>, "bool[]")
+#undef OP_CPP_KIND
+template <class T>
+struct CppKind<std::optional<T>> {
+  static std::string name() { return CppKind<T>::name() + "?"; }
+};
+
+template <class T>
+std::string cpp_kind() {
+  return CppKind<std::decay_t<T>>::name();
+}
+
+template <class R>
+struct ReturnKinds {
+  static std::vector<std::string> get() { return {cpp_kind<R>()}; }
+};
+template <>
+struct ReturnKinds<void> {
+  static std::vector<std::string> get() { return {}; }
+};
+template <class... T>
+struct ReturnKinds<std::tuple<T...>> {
+  static std::vector<std::string> get() { return {cpp_kind<T>()...}; }
+};
+
+// One per distinct operator signature Sig = Ret(Args...), built on first use.
+struct CppSignature {
+  const std::type_info* type;  // typeid(Sig): identity, so a typed call can trust the pointer cast
+  std::vector<std::string> arg_kinds;
+  std::vector<std::string> return_kinds;
+
+  std::string kinds_str() const;  // "(Tensor, int) -> Tensor"
+  std::string type_name() const;  // demangled C++ function type
+};
+
+template <class Sig>
+struct CppSignatureOf;
+template <class R, class... A>
+struct CppSignatureOf<R(A...)> {
+  static const CppSignature& get() {
+    static const CppSignature sig{&typeid(R(A...)), {cpp_kind<A>()...}, ReturnKinds<std::decay_t<R>>::get()};
+    return sig;
+  }
+};
+template <class Sig>
+const CppSignature& cpp_signature_of() {
+  return CppSignatureOf<Sig>::get();
+}
+
+}  // namespace op

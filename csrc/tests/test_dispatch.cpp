@@ -1,0 +1,267 @@
+// Dispatch semantics: which kernel runs for which key set.
+#include <string>
+#include <vector>
+
+#include "dispatch/dispatcher.h"
+#include "tests/harness.h"
+
+using namespace op;
+
+namespace {
+
+// Each kernel tags its result with a marker so a test can see which one ran.
+Tensor marked(double marker) { return Tensor::full({1}, marker, ScalarType::Float64); }
+double marker_of(const Tensor& t) { return t.item<double>(); }
+
+Tensor k_cpu(const Tensor&) { return marked(1); }
+Tensor k_xla(const Tensor&) { return marked(2); }
+Tensor k_meta(const Tensor&) { return marked(3); }
+Tensor k_implicit(const Tensor&) { return marked(10); }
+Tensor k_explicit(const Tensor&) { return marked(20); }
+
+// An autograd kernel: does its work, then continues below its own key.
+Tensor k_autograd(DispatchKeySet ks, const Tensor& x) {
+  static auto self = Dispatcher::singleton().find_op_or_throw("dtest::unary").typed<Tensor(const Tensor&)>();
+  Tensor below = self.redispatch(ks.without_highest(), x);
+  return marked(100 + marker_of(below));
+}
+
+Tensor cpu_tensor() { return Tensor::zeros({1}); }
+Tensor xla_tensor() { return Tensor::zeros({1}, Device(register_device_type("xla", DispatchKey::XLA))); }
+Tensor meta_tensor() { return Tensor::empty({1}, DeviceType::Meta); }
+
+struct Unary {
+  Dispatcher& d;
+  TypedOperatorHandle<Tensor(const Tensor&)> op;
+  double run(const Tensor& x) const { return marker_of(op.call(x)); }
+};
+
+}  // namespace
+
+TEST(direct_kernel_beats_alias) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
+  auto ci = d.impl("t::f", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_implicit>(), "implicit");
+  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
+  CHECK_EQ(marker_of(op.call(xla_tensor())), 10.0);  // the composite serves XLA and AutogradXLA
+  CHECK_EQ(d.dump_table("t::f"), (std::vector<std::pair<std::string, std::string>>{
+                                      {"AutogradCUDA", "implicit"},
+                                      {"AutogradLazy", "implicit"},
+                                      {"AutogradPrivateUse1", "implicit"},
+                                      {"AutogradXLA", "implicit"},
+                                      {"CPU", "cpu"},
+                                      {"CUDA", "implicit"},
+                                      {"Lazy", "implicit"},
+                                      {"Meta", "implicit"},
+                                      {"PrivateUse1", "implicit"},
+                                      {"XLA", "implicit"},
+                                  }));
+  // AutogradCPU is absent: the composite would shadow the CPU kernel there, so it passes through.
+}
+
+TEST(composite_explicit_serves_backends_only) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto ce = d.impl("t::f", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_explicit>(), "explicit");
+  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 20.0);
+  CHECK_EQ(marker_of(op.call(meta_tensor())), 20.0);
+  for (const auto& [key, label] : d.dump_table("t::f")) CHECK(is_backend_key(parse_dispatch_key(key)));
+  CHECK_EQ(d.dump_table("t::f").size(), size_t{6});
+}
+
+TEST(composite_implicit_fills_autograd_only_without_backend_kernels) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto ci = d.impl("t::f", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_implicit>(), "implicit");
+  auto table = d.dump_table("t::f");
+  CHECK_EQ(table.size(), size_t{11});  // 6 backends + 5 autograd keys
+  {
+    auto ce = d.impl("t::f", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_explicit>(), "explicit");
+    // The explicit composite takes the backends, and the implicit one steps back from autograd.
+    for (const auto& [key, label] : d.dump_table("t::f")) CHECK_EQ(label, "explicit");
+  }
+  CHECK_EQ(d.dump_table("t::f"), table);
+}
+
+TEST(autograd_alias_serves_autograd_keys_and_redispatches) {
+  Dispatcher& d = Dispatcher::singleton();
+  auto def = d.def("dtest::unary(Tensor x) -> Tensor");
+  auto cpu = d.impl("dtest::unary", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
+  auto xla = d.impl("dtest::unary", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
+  auto ag = d.impl("dtest::unary", DispatchKey::Autograd, KernelFunction::make<&k_autograd>(), "autograd");
+  auto op = d.find_op_or_throw("dtest::unary").typed<Tensor(const Tensor&)>();
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 101.0);
+  CHECK_EQ(marker_of(op.call(xla_tensor())), 102.0);
+  CHECK_THROWS(op.call(meta_tensor()), "with dispatch key Meta");  // Meta has no autograd key and no kernel
+  // Redispatch from outside: start below AutogradCPU.
+  DispatchKeySet ks = compute_dispatch_key_set(cpu_tensor().key_set());
+  CHECK_EQ(marker_of(op.redispatch(ks.below(DispatchKey::AutogradCPU), cpu_tensor())), 1.0);
+  {
+    ExcludeKeyGuard no_autograd(runtime_keys_of(DispatchKey::Autograd));
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
+    {
+      ExcludeKeyGuard again(DispatchKey::AutogradCPU);  // nested, overlapping: restores only its own
+    }
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
+  }
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 101.0);  // the guard restored the exclude set
+  CHECK(tls_local_dispatch_key_set.excluded.empty());
+}
+
+TEST(include_guard_adds_keys) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
+  auto xla = d.impl("t::f", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
+  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  {
+    IncludeKeyGuard use_xla(DispatchKey::XLA);
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 2.0);
+    {
+      IncludeKeyGuard again(DispatchKey::XLA);
+    }
+    CHECK(tls_local_dispatch_key_set.included.has(DispatchKey::XLA));
+    ExcludeKeyGuard but_not(DispatchKey::XLA);  // exclude wins over include
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
+  }
+  CHECK(tls_local_dispatch_key_set.included.empty());
+}
+
+TEST(highest_key_of_all_tensor_arguments_wins) {
+  Dispatcher d;
+  auto def = d.def("t::g(Tensor a, Tensor? b, Tensor[] c) -> Tensor");
+  auto cpu = d.impl("t::g", DispatchKey::CPU,
+                    KernelFunction::from_unboxed([](const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>) { return marked(1); }), "cpu");
+  auto meta = d.impl("t::g", DispatchKey::Meta,
+                     KernelFunction::from_unboxed([](const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>) { return marked(3); }), "meta");
+  auto op = d.find_op_or_throw("t::g").typed<Tensor(const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>)>();
+  Tensor c = cpu_tensor(), m = meta_tensor();
+  CHECK_EQ(marker_of(op.call(c, std::nullopt, {})), 1.0);
+  CHECK_EQ(marker_of(op.call(c, m, {})), 3.0);
+  CHECK_EQ(marker_of(op.call(c, std::nullopt, {c, m})), 3.0);
+  Stack stack{c, IValue(), std::vector<Tensor>{m}};
+  d.find_op_or_throw("t::g").call_boxed(stack);
+  CHECK_EQ(marker_of(stack[0].to_tensor()), 3.0);
+}
+
+TEST(fallthrough_skips_to_next_key) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
+  auto ag = d.impl("t::f", DispatchKey::Autograd, KernelFunction::from_unboxed([](const Tensor&) { return marked(7); }), "ag");
+  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 7.0);
+  {
+    auto ft = d.impl("t::f", DispatchKey::AutogradCPU, KernelFunction::fallthrough());
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);  // per-operator fallthrough beats the alias
+    bool found = false;
+    for (const auto& [key, label] : d.dump_table("t::f"))
+      if (key == "AutogradCPU") found = label == "fallthrough";
+    CHECK(found);
+  }
+  {
+    // A key-wide fallthrough only covers operators with no kernel of their own there.
+    auto fb = d.fallback(DispatchKey::AutogradCPU, KernelFunction::fallthrough());
+    CHECK_EQ(marker_of(op.call(cpu_tensor())), 7.0);
+  }
+  auto fb = d.fallback(DispatchKey::XLA, KernelFunction::fallthrough(), "xla-passes");
+  // Falling through XLA leaves nothing below: a clear error, not a crash.
+  CHECK_THROWS(d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>().redispatch(DispatchKeySet(DispatchKey::XLA), xla_tensor()),
+               "no dispatch key selects a kernel");
+}
+
+TEST(backend_fallback_runs_any_operator_boxed) {
+  Dispatcher d;
+  auto def1 = d.def("t::f(Tensor x) -> Tensor");
+  auto def2 = d.def("t::h(Tensor x, Scalar s, int[] dims) -> (Tensor, Tensor)");
+  auto cpu1 = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
+  auto cpu2 = d.impl("t::h", DispatchKey::CPU,
+                     KernelFunction::from_unboxed([](const Tensor& x, const Scalar& s, IntArrayRef dims) {
+                       return std::make_tuple(marked(s.to<double>()), marked(static_cast<double>(dims.size())));
+                     }), "cpu");
+  // An XLA fallback that moves XLA arguments to CPU and runs the CPU kernel, counting calls.
+  int calls = 0;
+  auto fb = d.fallback(DispatchKey::XLA, KernelFunction::from_boxed([&calls](const OperatorHandle& op, DispatchKeySet, Stack* stack) {
+    ++calls;
+    for (IValue& v : *stack)
+      if (v.is_tensor()) v = v.to_tensor().to(Device(DeviceType::CPU));
+    op.redispatch_boxed(DispatchKeySet(DispatchKey::CPU), *stack);
+  }), "xla->cpu");
+  auto f = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto h = d.find_op_or_throw("t::h").typed<std::tuple<Tensor, Tensor>(const Tensor&, const Scalar&, IntArrayRef)>();
+  CHECK_EQ(marker_of(f.call(xla_tensor())), 1.0);
+  auto [a, b] = h.call(xla_tensor(), 4, {1, 2, 3});
+  CHECK_EQ(marker_of(a), 4.0);
+  CHECK_EQ(marker_of(b), 3.0);
+  CHECK_EQ(calls, 2);
+  // A direct kernel beats the fallback.
+  auto xla = d.impl("t::f", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
+  CHECK_EQ(marker_of(f.call(xla_tensor())), 2.0);
+  CHECK_EQ(calls, 2);
+  CHECK_THROWS(d.fallback(DispatchKey::Meta, KernelFunction::make<&k_cpu>()), "must be boxed");
+  CHECK_THROWS(d.fallback(DispatchKey::Autograd, KernelFunction::fallthrough()), "runtime keys");
+}
+
+namespace {
+
+// empty(int[] size, *, ScalarType? dtype=None, Device? device=None): a factory function.
+using EmptySig = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
+
+Tensor empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
+  return Tensor::empty(size, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(device.value_or(Device())));
+}
+
+}  // namespace
+
+TEST(backend_select_picks_the_backend_of_a_factory) {
+  Dispatcher d;
+  auto def = d.def("t::empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor");
+  std::vector<std::string> ran;
+  auto cpu = d.impl("t::empty", DispatchKey::CPU, KernelFunction::from_unboxed([&ran](IntArrayRef s, std::optional<ScalarType> t, std::optional<Device> dev) {
+    ran.push_back("cpu");
+    return empty_cpu(s, t, dev);
+  }), "cpu");
+  auto meta = d.impl("t::empty", DispatchKey::Meta, KernelFunction::from_unboxed([&ran](IntArrayRef s, std::optional<ScalarType> t, std::optional<Device> dev) {
+    ran.push_back("meta");
+    return empty_cpu(s, t, dev);
+  }), "meta");
+  auto op = d.find_op_or_throw("t::empty").typed<EmptySig>();
+  // Without a BackendSelect kernel nothing picks a backend: no tensor arguments.
+  CHECK_THROWS(op.call({2}, std::nullopt, std::nullopt), "no dispatch key selects a kernel");
+  auto bs = d.impl("t::empty", DispatchKey::BackendSelect,
+                   KernelFunction::from_unboxed([&op](DispatchKeySet ks, IntArrayRef s, std::optional<ScalarType> t, std::optional<Device> dev) {
+                     DispatchKey backend = backend_key_of(dev.value_or(Device()).type());
+                     return op.redispatch(ks.without_highest().add(backend), s, t, dev);
+                   }), "backend_select");
+  Tensor a = op.call({2, 3}, ScalarType::Int32, std::nullopt);
+  Tensor b = op.call({4}, std::nullopt, Device(DeviceType::Meta));
+  CHECK_EQ(ran, (std::vector<std::string>{"cpu", "meta"}));
+  CHECK(a.sizes() == IntArrayRef({2, 3}));
+  CHECK_EQ(a.dtype(), ScalarType::Int32);
+  CHECK(b.is_meta());
+  // Boxed calls take the same route.
+  Stack stack{std::vector<int64_t>{5}, IValue(), IValue(Device(DeviceType::Meta))};
+  d.find_op_or_throw("t::empty").call_boxed(stack);
+  CHECK(stack[0].to_tensor().is_meta());
+  CHECK_EQ(ran.back(), "meta");
+}
+
+TEST(missing_kernel_error_names_operator_key_and_available_keys) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto xla = d.impl("t::f", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
+  auto meta = d.impl("t::f", DispatchKey::Meta, KernelFunction::make<&k_meta>(), "meta");
+  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  CHECK_THROWS(op.call(cpu_tensor()), "could not run t::f with dispatch key CPU");
+  CHECK_THROWS(op.call(cpu_tensor()), "t::f has kernels for: Meta, XLA");
+  CHECK_THROWS(op.call(cpu_tensor()), "Key set of the call: {AutogradCPU, BackendSelect, CPU}");
+  Stack stack{cpu_tensor()};
+  CHECK_THROWS(d.find_op_or_throw("t::f").call_boxed(stack), "with dispatch key CPU");
+  Dispatcher empty;
+  auto def2 = empty.def("t::g(Tensor x) -> Tensor");
+  CHECK_THROWS(empty.find_op_or_throw("t::g").typed<Tensor(const Tensor&)>().call(cpu_tensor()), "t::g has no kernels registered");
+  CHECK_THROWS(empty.find_op_or_throw("t::nope"), "unknown operator t::nope");
+}
