@@ -29,6 +29,7 @@ RegistrationHandle Dispatcher::handle(Undo undo) {
     if (alive.expired()) return;
     std::lock_guard<std::mutex> lock(mutex_);
     undo();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   });
 }
 

@@ -8,6 +8,7 @@
 // library loading are the intended times to register).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,6 +52,9 @@ class Dispatcher {
   // All defined overloads of "ns::name", sorted by overload name.
   std::vector<OperatorHandle> find_overloads(const std::string& qualified_name) const;
   std::vector<std::string> op_names() const;  // sorted
+  // Changes whenever a registration is made or released, so callers that cache lookups
+  // (Python's overload resolution) know when to look again.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   // Introspection for tests; an operator never registered reads like one with nothing left.
   std::string dump(const std::string& name) const;
@@ -61,7 +65,10 @@ class Dispatcher {
   OperatorEntry& entry_for(const OperatorName& name);  // creates; caller holds the lock
   const OperatorEntry* find_entry(const std::string& name) const;
   void update_all_tables();
-  uint64_t next_id() { return next_id_++; }
+  uint64_t next_id() {  // called once per registration, just before it takes effect
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    return next_id_++;
+  }
   template <class Undo>
   RegistrationHandle handle(Undo undo);
 
@@ -72,6 +79,7 @@ class Dispatcher {
   Fallbacks fallbacks_;
   std::map<std::string, std::pair<uint64_t, std::string>> namespaces_;
   uint64_t next_id_ = 1;
+  std::atomic<uint64_t> generation_{0};
   std::shared_ptr<int> alive_;  // handles hold a weak_ptr: releasing after the dispatcher died is a no-op
 };
 

@@ -1,0 +1,17 @@
+// opdispatch._C: the Python bindings of the dispatcher runtime. The pure-Python package
+// (opdispatch/*.py) builds the public API on top of these names.
+#include "core/error.h"
+#include "python/bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "opdispatch runtime bindings (use the opdispatch package, not this module)";
+  // Every runtime failure (missing kernel, conflicting registration, bad value) is an
+  // op::Error; Python sees opdispatch.Error, a RuntimeError.
+  pybind11::register_exception<op::Error>(m, "Error", PyExc_RuntimeError);
+  opy::init_dtypes(m);
+  opy::init_tensor(m);
+  opy::init_dispatcher(m);
+  opy::init_operators(m);
+  opy::init_library(m);
+  opy::init_test_ops(m);
+}

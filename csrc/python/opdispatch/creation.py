@@ -1,0 +1,41 @@
+"""opdispatch.tensor(data, dtype=None, device=None): a new tensor from nested lists, numbers
+or numpy arrays (always a copy; from_numpy shares memory instead)."""
+from __future__ import annotations
+
+import numpy as np
+
+from opdispatch import _C
+
+# numpy kinds of Python data without an explicit dtype: Python floats become float32 (the
+# default dtype), Python ints int64 and bools bool; numpy arrays keep their own dtype.
+_DEFAULT_FOR_KIND = {"b": _C.bool, "i": _C.int64, "u": _C.int64, "f": _C.float32}
+_BY_NAME = {d.name: d for d in (_C.bool, _C.int32, _C.int64, _C.float32, _C.float64)}
+
+
+def _infer_dtype(data, array: np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):
+        found = _BY_NAME.get(array.dtype.name)
+        if found is None:
+            raise TypeError(f"can't convert a numpy array of dtype {array.dtype}; supported dtypes: "
+                            f"{', '.join(_BY_NAME)}")
+        return found
+    found = _DEFAULT_FOR_KIND.get(array.dtype.kind)
+    if found is None:
+        raise TypeError(f"can't make a tensor from {type(data).__name__} data "
+                        f"(numpy sees dtype {array.dtype}); expected numbers, bools or nested lists of them")
+    return found
+
+
+def tensor(data, dtype=None, device=None) -> _C.Tensor:
+    """A tensor holding a copy of `data` (a number, nested lists/tuples, or an ndarray)."""
+    if isinstance(data, _C.Tensor):
+        data = data.to("cpu").numpy() if data.device != "meta" else data
+        if isinstance(data, _C.Tensor):
+            raise TypeError("can't copy the values of a meta tensor: it has none")
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"dtype must be an opdispatch dtype (e.g. opdispatch.float32), not {type(dtype).__name__}")
+    array = np.asarray(data)
+    chosen = dtype if dtype is not None else _infer_dtype(data, array)
+    array = np.asarray(array, dtype=np.dtype(chosen.name), order="C")
+    result = _C._from_numpy_copy(array)
+    return result if device is None else result.to(device)
