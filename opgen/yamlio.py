@@ -89,17 +89,24 @@ def load_located(text: str, file: str) -> Any:
         raise OpgenError(f"yaml error: {exc.problem}", Location(file, mark.line + 1 if mark else 0)) from None
 
 
+def load_bytes(data: bytes, file: str) -> Any:
+    """Decode UTF-8 and parse; both failures become ``OpgenError`` naming ``file``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OpgenError(f"not UTF-8 text ({exc.reason})", Location(file, 0)) from None
+    return load_located(text, file)
+
+
 def read_located(path: str, display_name: str | None = None) -> Any:
     """Load a yaml file; ``display_name`` is what messages call it."""
     name = display_name or path
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise OpgenError(f"cannot read yaml: {exc.strerror}", Location(name, 0)) from None
-    except UnicodeDecodeError as exc:
-        raise OpgenError(f"not UTF-8 text ({exc.reason})", Location(name, 0)) from None
-    return load_located(text, name)
+    return load_bytes(data, name)
 
 
 def iter_entries(document: Any, file: str, on_error: Optional[Callable[[OpgenError], None]] = None) -> Iterator[LocatedMap]:

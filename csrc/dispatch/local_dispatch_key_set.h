@@ -22,28 +22,29 @@ inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet from_arguments) {
   return (from_arguments | local.included | global_include_set()) - local.excluded;
 }
 
-class IncludeKeyGuard {
+// Adds keys to one of the thread-local sets for its lifetime. It records only the keys it
+// added, so nested and overlapping guards each restore exactly their own change.
+template <DispatchKeySet LocalDispatchKeySet::*Set>
+class LocalKeySetGuard {
  public:
-  explicit IncludeKeyGuard(DispatchKeySet keys);
-  explicit IncludeKeyGuard(DispatchKey key) : IncludeKeyGuard(DispatchKeySet(key)) {}
-  ~IncludeKeyGuard();
-  IncludeKeyGuard(const IncludeKeyGuard&) = delete;
-  IncludeKeyGuard& operator=(const IncludeKeyGuard&) = delete;
-
- private:
-  DispatchKeySet added_;  // only the keys this guard added: nested guards restore correctly
-};
-
-class ExcludeKeyGuard {
- public:
-  explicit ExcludeKeyGuard(DispatchKeySet keys);
-  explicit ExcludeKeyGuard(DispatchKey key) : ExcludeKeyGuard(DispatchKeySet(key)) {}
-  ~ExcludeKeyGuard();
-  ExcludeKeyGuard(const ExcludeKeyGuard&) = delete;
-  ExcludeKeyGuard& operator=(const ExcludeKeyGuard&) = delete;
+  explicit LocalKeySetGuard(DispatchKeySet keys) {
+    DispatchKeySet& set = tls_local_dispatch_key_set.*Set;
+    added_ = keys - set;
+    set = set | added_;
+  }
+  explicit LocalKeySetGuard(DispatchKey key) : LocalKeySetGuard(DispatchKeySet(key)) {}
+  ~LocalKeySetGuard() {
+    DispatchKeySet& set = tls_local_dispatch_key_set.*Set;
+    set = set - added_;
+  }
+  LocalKeySetGuard(const LocalKeySetGuard&) = delete;
+  LocalKeySetGuard& operator=(const LocalKeySetGuard&) = delete;
 
  private:
   DispatchKeySet added_;
 };
+
+using IncludeKeyGuard = LocalKeySetGuard<&LocalDispatchKeySet::included>;
+using ExcludeKeyGuard = LocalKeySetGuard<&LocalDispatchKeySet::excluded>;
 
 }  // namespace op

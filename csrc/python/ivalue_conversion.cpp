@@ -143,6 +143,13 @@ ListKind list_kind(const Type& elem) {
   return ListKind::Unsupported;
 }
 
+// One element of a Tensor list: false when the item is not a Tensor.
+bool tensor_item(py::handle h, op::Tensor& t) {
+  const op::Tensor* p = as_tensor(h);
+  if (p) t = *p;
+  return p != nullptr;
+}
+
 template <class T, class F>
 bool convert_items(PyObject* seq, Py_ssize_t n, std::vector<T>& items, F&& each, Py_ssize_t& bad) {
   items.reserve(static_cast<size_t>(n));
@@ -179,11 +186,7 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
   switch (kind) {
     case ListKind::Tensor: {
       std::vector<op::Tensor> v;
-      ok = convert_items(o, n, v, [](py::handle h, op::Tensor& t) {
-        const op::Tensor* p = as_tensor(h);
-        if (p) t = *p;
-        return p != nullptr;
-      }, bad);
+      ok = convert_items(o, n, v, tensor_item, bad);
       if (ok) out = IValue(std::move(v));
       break;
     }
@@ -191,9 +194,10 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
       std::vector<std::optional<op::Tensor>> v;
       ok = convert_items(o, n, v, [](py::handle h, std::optional<op::Tensor>& t) {
         if (h.is_none()) return true;
-        const op::Tensor* p = as_tensor(h);
-        if (p) t = *p;
-        return p != nullptr;
+        op::Tensor value;
+        if (!tensor_item(h, value)) return false;
+        t = std::move(value);
+        return true;
       }, bad);
       if (ok) out = IValue(std::move(v));
       break;

@@ -58,8 +58,13 @@ def load_tags(path: Optional[str], display: Optional[str] = None) -> frozenset[s
     if path is None:
         return frozenset()
     name = display or path
+    return tags_from_document(read_located(path, name), name)
+
+
+def tags_from_document(document, name: str) -> frozenset[str]:
+    """The tag names a parsed tags.yaml declares."""
     tags = set()
-    for entry in iter_entries(read_located(path, name), name):
+    for entry in iter_entries(document, name):
         tag = entry.get("tag")
         if not isinstance(tag, str) or not tag:
             raise OpgenError("each tags.yaml entry needs 'tag: NAME'", entry.where("tag"))

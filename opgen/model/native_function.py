@@ -12,10 +12,9 @@ from typing import Any, Optional
 
 from ..errors import Location, OpgenError, SchemaError
 from ..yamlio import LocatedMap
-from .backend import DEFAULT_KERNEL_NAMESPACE, BackendMetadata
+from .backend import BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, IN_TREE_KEYS, STRUCTURED_KEYS, UFUNC_KEYS, DispatchKey
 from .schema import CPP_KEYWORDS, IDENTIFIER, Argument, FunctionSchema, OperatorName, SchemaKind
-from .types import BaseTy
 
 KNOWN_KEYS = (
     "func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",

@@ -13,8 +13,8 @@ from typing import Optional
 
 from ..fingerprint import default_cache_dir, digest, package_fingerprint
 from ..errors import Location, OpgenError
-from ..yamlio import load_located
-from .loader import Model, build_model, load_tags
+from ..yamlio import load_bytes
+from .loader import Model, build_model, tags_from_document
 
 _FORMAT = b"opgen-model-cache-1"
 
@@ -41,12 +41,9 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
         model = _read_entry(entry)
         if model is not None:
             return model
-    try:
-        text = yaml_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OpgenError(f"not UTF-8 text ({exc.reason})", Location(name, 0)) from None
-    valid_tags = load_tags(tags_path, tags_name)
-    model = build_model(load_located(text, name), name, valid_tags)
+    # Parse the bytes already read for the key rather than reading the files again.
+    valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
+    model = build_model(load_bytes(yaml_bytes, name), name, valid_tags)
     model.variant_groups, model.view_groups, model.operator_groups  # noqa: B018 - cache the groupings too
     if entry:
         _write_entry(entry, model)

@@ -22,6 +22,7 @@ from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
+from table import render_table  # noqa: E402
 
 EXPECTED = {"functions": 3101, "variant groups": 1105, "base names": 1342}
 WHOLE_PROCESS_GOAL = 0.5  # opgen whole process <= 0.5x torchgen whole process
@@ -133,12 +134,8 @@ def format_table(rows: list[Row], torchgen: Optional[Row]) -> str:
         return {True: "yes", False: "NO", None: "" if not row.goal else "n/a"}[row.goal_met]
 
     header = ("measurement", "best s", "median s", "vs torchgen", "goal", "met")
-    lines = [header] + [(r.label, f"{r.best:.3f}", f"{r.median:.3f}", ratio(r), r.goal, met(r)) for r in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    align = ["<", ">", ">", ">", "<", "<"]
-    text = ["  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(line, align, widths)).rstrip() for line in lines]
-    text.insert(1, "-" * len(text[0]))
-    return "\n".join(text)
+    body = [(r.label, f"{r.best:.3f}", f"{r.median:.3f}", ratio(r), r.goal, met(r)) for r in rows]
+    return render_table(header, body, "<>>><<")
 
 
 def format_counts(torchgen_counts: Optional[dict], opgen_counts: dict) -> tuple[str, bool]:

@@ -20,6 +20,7 @@ from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer_env import REPO, ensure_torchgen  # noqa: E402
+from table import render_table  # noqa: E402
 
 # Shared by both snippets: times `stmt` with the names in `env`, prints {label: [ns, ...]}.
 TIMER = """\
@@ -107,16 +108,11 @@ def build_extension() -> None:
 
 def format_table(results: dict, reference: Optional[str]) -> str:
     ref = statistics.median(results[reference]) if reference else None
-    header = ("call", "best ns", "median ns", "vs torch.add")
-    lines = [header]
+    rows = []
     for label, times in results.items():
         ratio = "n/a" if ref is None else f"{statistics.median(times) / ref:.2f}x"
-        lines.append((label, f"{min(times):,.0f}", f"{statistics.median(times):,.0f}", ratio))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    align = ["<", ">", ">", ">"]
-    text = ["  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(line, align, widths)).rstrip() for line in lines]
-    text.insert(1, "-" * len(text[0]))
-    return "\n".join(text)
+        rows.append((label, f"{min(times):,.0f}", f"{statistics.median(times):,.0f}", ratio))
+    return render_table(("call", "best ns", "median ns", "vs torch.add"), rows, "<>>>")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

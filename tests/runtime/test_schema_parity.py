@@ -4,7 +4,6 @@ import os
 import random
 import subprocess
 
-import pytest
 import yaml
 
 from opgen.errors import OpgenError
