@@ -34,7 +34,30 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--json", action="store_true", help="print the whole model as JSON")
     model.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     model.set_defaults(run=_run_model)
+
+    generate = commands.add_parser("generate", help="generate the C++ of every operator group into a directory")
+    generate.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")
+    generate.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
+    generate.add_argument("--out", required=True, help="output directory (created; only changed files are written)")
+    generate.add_argument("--keys", type=_dispatch_keys, default=None,
+                          help="comma-separated dispatch keys to generate kernels for (default: the SCons build's)")
+    generate.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    generate.set_defaults(run=_run_generate)
     return parser
+
+
+def _dispatch_keys(text: str):
+    from .model.dispatch_keys import DispatchKey
+
+    keys = []
+    for name in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            keys.append(DispatchKey(name))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"unknown dispatch key '{name}'") from None
+    if not keys:
+        raise argparse.ArgumentTypeError("no dispatch keys given")
+    return tuple(keys)
 
 
 def _run_model(args: argparse.Namespace) -> int:
@@ -44,6 +67,18 @@ def _run_model(args: argparse.Namespace) -> int:
     tags = args.tags or default_tags_path(args.yaml)
     model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
     sys.stdout.write(model_json(model) if args.json else model_summary(model))
+    return 0
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from .gen import CodegenConfig, generate_tree
+    from .model import default_tags_path, load_model_cached
+
+    tags = args.tags or default_tags_path(args.yaml)
+    model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+    config = CodegenConfig(args.keys) if args.keys else CodegenConfig()
+    report = generate_tree(model, args.out, config)
+    print(report.summary())
     return 0
 
 

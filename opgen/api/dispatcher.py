@@ -1,0 +1,33 @@
+"""The dispatcher's calling convention: every schema argument in schema order, no defaults.
+
+Operator handles, kernels registered with the dispatcher and redispatch all use it.
+"""
+from __future__ import annotations
+
+from ..model.native_function import NativeFunction
+from . import types
+from .bindings import Binding
+
+
+def bindings(f: NativeFunction) -> list[Binding]:
+    const_mutable = f.use_const_ref_for_mutable_tensors
+    return [Binding(a.name, types.argument_type(a, mutable_is_const=const_mutable)) for a in f.func.arguments.all()]
+
+
+def return_type(f: NativeFunction) -> str:
+    return types.return_type(f.func, mutable_is_const=f.use_const_ref_for_mutable_tensors)
+
+
+def signature_type(f: NativeFunction) -> str:
+    """The function type the typed handle checks against the schema: ``Tensor(const Tensor&, ...)``."""
+    return f"{return_type(f)}({', '.join(b.type for b in bindings(f))})"
+
+
+def handle_name(f: NativeFunction) -> str:
+    """Name of the operator-handle struct in ``op::ops``: add.Tensor -> add_Tensor."""
+    return f.func.name.unambiguous_name()
+
+
+def qualified_name(f: NativeFunction) -> str:
+    """What the dispatcher calls the operator: ``aten::add.Tensor``."""
+    return f"{f.namespace}::{f.func.name}"

@@ -1,0 +1,14 @@
+"""Per-operator-group C++ generation.
+
+- ``config``       which dispatch keys a build generates kernels for
+- ``content_key``  the xxh3_128 key of one group's inputs
+- ``layout``       which files a group produces (known without rendering)
+- ``kernels``      the kernel wrappers of one group at one dispatch key
+- ``group``        template contexts for each file of a group
+- ``render``       jinja2 rendering with the fixed banner
+- ``tree``         generate a whole output tree: write-if-changed, stale removal, umbrellas
+"""
+from .config import CodegenConfig, DEFAULT_KEYS
+from .tree import GenerateReport, generate_tree
+
+__all__ = ["CodegenConfig", "DEFAULT_KEYS", "GenerateReport", "generate_tree"]

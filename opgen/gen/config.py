@@ -1,0 +1,39 @@
+"""What one build generates: the dispatch keys that get kernel translation units."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.dispatch_keys import DispatchKey
+
+# CPU plus the keys every build has; CUDA and external backends are added by options.
+DEFAULT_KEYS: tuple[DispatchKey, ...] = (
+    DispatchKey.CPU,
+    DispatchKey.Meta,
+    DispatchKey.BackendSelect,
+    DispatchKey.CompositeImplicitAutograd,
+    DispatchKey.CompositeExplicitAutograd,
+    DispatchKey.CompositeExplicitAutogradNonFunctional,
+)
+
+# Keys whose in-tree kernels are structured wrappers around meta() + impl().
+STRUCTURED_WRAPPER_KEYS = frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.MPS, DispatchKey.XPU, DispatchKey.MTIA})
+
+# The runtime has no separate NonFunctional alias: it registers those kernels as
+# CompositeExplicitAutograd (nothing here functionalizes, so the two behave alike).
+RUNTIME_KEY = {DispatchKey.CompositeExplicitAutogradNonFunctional: "CompositeExplicitAutograd"}
+
+
+@dataclass(frozen=True)
+class CodegenConfig:
+    keys: tuple[DispatchKey, ...] = DEFAULT_KEYS
+
+    def __post_init__(self) -> None:
+        # Sorted and unique, so equal configurations give equal keys and files.
+        object.__setattr__(self, "keys", tuple(sorted(set(self.keys), key=lambda k: k.value)))
+
+    def describe(self) -> str:
+        return ",".join(k.value for k in self.keys)
+
+
+def runtime_key(key: DispatchKey) -> str:
+    return RUNTIME_KEY.get(key, key.value)

@@ -1,0 +1,164 @@
+"""Everything generated for one operator group: its file list and the rendered files.
+
+Pure: (group, kernel indices, config) -> {relative path: text}.  Nothing here reads other
+groups, which is what lets each group be its own SCons node and cache entry.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+from ..api import cpp, dispatcher, structured
+from ..api.bindings import names, params
+from ..model.backend import BackendIndex
+from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
+from ..model.grouping import OperatorGroup
+from ..model.native_function import NativeFunction
+from . import layout
+from .config import CodegenConfig, runtime_key
+from .families import GroupRelations
+from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, key_kernels
+from .render import render
+
+# Headers of structured base classes the meta header must include.
+_BASE_HEADERS = {"impl::MetaBase": "core/meta_base.h", "TensorIteratorBase": "core/tensor_iterator.h"}
+
+
+class GroupCodegen:
+    def __init__(self, group: OperatorGroup, indices: dict[DispatchKey, BackendIndex], config: CodegenConfig):
+        self.group = group
+        self.name = group.name
+        self.indices = indices
+        self.config = config
+        self.relations = GroupRelations(group)
+
+    # ----- what exists -----
+
+    @cached_property
+    def structured_outs(self) -> list[NativeFunction]:
+        return [f for f in self.group.functions if f.structured]
+
+    @cached_property
+    def methods(self) -> list[tuple[NativeFunction, cpp.CppMethod]]:
+        """Method overloads; a C++ signature two overloads share is declared once (the first)."""
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        result = []
+        for f in self.group.functions:
+            for m in cpp.methods(f):
+                signature = (m.name, tuple(b.type for b in m.params))
+                if signature not in seen:
+                    seen.add(signature)
+                    result.append((f, m))
+        return result
+
+    @cached_property
+    def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
+        per_key = {key: key_kernels(self.relations, key, self.indices) for key in self.config.keys}
+        return {key: wrappers for key, wrappers in per_key.items() if wrappers}
+
+    def files(self) -> list[str]:
+        g = self.name
+        paths = [layout.api_header(g), layout.handles_header(g), layout.native_header(g), layout.schema_source(g)]
+        if self.structured_outs:
+            paths.append(layout.meta_header(g))
+        if self.methods:
+            paths.append(layout.methods_header(g))
+        paths.extend(layout.key_source(g, key) for key in self.kernels)
+        return sorted(paths)
+
+    # ----- rendering -----
+
+    def render(self) -> dict[str, str]:
+        g = self.name
+        out = {
+            layout.api_header(g): self._api_header(),
+            layout.handles_header(g): self._handles_header(),
+            layout.native_header(g): self._native_header(),
+            layout.schema_source(g): self._schema_source(),
+        }
+        if self.structured_outs:
+            out[layout.meta_header(g)] = self._meta_header()
+        if self.methods:
+            out[layout.methods_header(g)] = render("tensor_methods.h.j2", group=g, methods=[
+                {"returns": m.returns, "name": m.name, "params": params(m.params)} for _, m in self.methods])
+        for key, wrappers in self.kernels.items():
+            out[layout.key_source(g, key)] = self._key_source(key, wrappers)
+        assert sorted(out) == self.files(), "files() and render() disagree"
+        return dict(sorted(out.items()))
+
+    def _handles(self) -> list[dict]:
+        return [{
+            "name": dispatcher.handle_name(f), "signature": dispatcher.signature_type(f),
+            "qualified": f"{f.namespace}::{f.func.name.name}", "overload": f.func.name.overload_name,
+            "full_name": dispatcher.qualified_name(f), "returns": dispatcher.return_type(f),
+            "params": params(dispatcher.bindings(f)), "args": names(dispatcher.bindings(f)),
+        } for f in self.group.functions]
+
+    def _handles_header(self) -> str:
+        return render("operator_handles.h.j2", group=self.name, handles=self._handles())
+
+    def _schema_source(self) -> str:
+        by_ns: dict[str, list[str]] = {}
+        for f in self.group.functions:
+            by_ns.setdefault(f.namespace, []).append(str(f.func))
+        namespaces = [{"name": ns, "schemas": schemas} for ns, schemas in sorted(by_ns.items())]
+        return render("schema_registration.cpp.j2", group=self.name, namespaces=namespaces, handles=self._handles())
+
+    def _api_header(self) -> str:
+        functions = [{"returns": fn.returns, "name": fn.name, "params": params(fn.params), "handle": dispatcher.handle_name(f),
+                      "args": ", ".join(fn.call_args)} for f in self.group.functions for fn in cpp.functions(f)]
+        methods = [{"returns": m.returns, "name": m.name, "params": params(m.params), "handle": dispatcher.handle_name(f),
+                    "args": ", ".join(m.call_args)} for f, m in self.methods]
+        return render("operator_api.h.j2", group=self.name, functions=functions, methods=methods)
+
+    def _meta_header(self) -> str:
+        classes, includes = [], set()
+        for out in self.structured_outs:
+            base = structured.meta_base(out)
+            if base in _BASE_HEADERS:
+                includes.add(_BASE_HEADERS[base])
+            classes.append({
+                "name": structured.meta_class(self.relations.functional_of(out)), "base": base,
+                "params": params(structured.meta_bindings(out)),
+                "precomputed": [{"type": b.type, "name": b.name} for b in structured.precomputed_fields(out)],
+            })
+        return render("meta_declarations.h.j2", group=self.name, classes=classes, includes=sorted(includes))
+
+    def _in_tree_kernels(self, f: NativeFunction):
+        """(key, metadata) of f's in-tree kernels, whatever keys this build compiles."""
+        for key in sorted(self.indices, key=lambda k: k.value):
+            meta = self.indices[key].get(f.func.name)
+            if meta is not None and key in IN_TREE_KEYS and meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE:
+                yield key, meta
+
+    def _native_header(self) -> str:
+        impl_classes: dict[str, dict] = {}
+        declarations: dict[str, None] = {}  # insertion-ordered set: one declaration per kernel signature
+        for f in self.group.functions:
+            for key, meta in self._in_tree_kernels(f):
+                if meta.structured:
+                    name = structured.impl_class(meta.kernel)
+                    impl_classes.setdefault(name, {
+                        "name": name, "meta": structured.meta_class(self.relations.functional_of(f)),
+                        "params": params(structured.impl_bindings(f))})
+                elif not f.generated:
+                    declarations[f"{dispatcher.return_type(f)} {meta.kernel}({params(dispatcher.bindings(f))})"] = None
+        return render("native_declarations.h.j2", group=self.name, has_meta=bool(self.structured_outs),
+                      impl_classes=list(impl_classes.values()), declarations=list(declarations))
+
+    def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
+        g = self.name
+        includes = {layout.handles_header(g), "dispatch/registration.h"}
+        if any(w.kind in ("direct", "structured") for w in wrappers):
+            includes.add(layout.native_header(g))
+        if any(w.kind in ("structured", "generated") for w in wrappers):
+            includes.add("core/structured_out.h")
+        if any(w.kind == "backend_select" for w in wrappers):
+            includes.add("dispatch/backend_select.h")
+        functions = {str(f.func.name): f for f in self.group.functions}
+        by_ns: dict[str, list[Wrapper]] = {}
+        for w in wrappers:
+            by_ns.setdefault(functions[w.operator].namespace, []).append(w)
+        return render("kernel_registration.cpp.j2", group=g, key=key.value, runtime_key=runtime_key(key),
+                      system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
+                      includes=sorted(includes), wrappers=wrappers,
+                      namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])

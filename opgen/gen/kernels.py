@@ -1,0 +1,214 @@
+"""The kernels one operator group registers at one dispatch key, as template data.
+
+Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<op>``:
+- ``direct``        calls the hand-written native kernel
+- ``structured``    runs meta() (and impl() except at Meta) of a structured out= kernel,
+                    for its functional, in-place or out= variant
+- ``generated_out`` an autogen out= variant: the functional result copied into out
+- ``generated_functional``  an autogen functional variant: the in-place/mutable op on clones
+- ``backend_select``  a factory function choosing the backend from its device argument
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..api import dispatcher, structured
+from ..api.bindings import names, params
+from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
+from ..model.dispatch_keys import DispatchKey
+from ..model.native_function import NativeFunction
+from ..model.schema import SchemaKind
+from ..model.types import BaseTy, BaseType, ListType
+from .config import STRUCTURED_WRAPPER_KEYS
+from .families import GroupRelations
+
+TENSOR = BaseType(BaseTy.Tensor)
+
+
+@dataclass(frozen=True)
+class StructuredCall:
+    variant: str          # functional | inplace | out
+    class_name: str       # the wrapper class deriving from the meta/impl class
+    base: str             # native::structured_add_out, or meta::structured_add_Tensor at Meta
+    n_outputs: int
+    outputs: tuple[str, ...]  # the written arguments (in-place: self; out=: the outs)
+    meta_args: str
+    impl_args: Optional[str]  # None at Meta: shapes only
+    precomputed: bool
+    returns: str              # the return statement
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    kind: str
+    operator: str         # name registered: "add.Tensor"
+    name: str             # wrapper_CPU_add_Tensor
+    returns: str
+    params: str
+    body: tuple[str, ...] = ()  # statements of generated bodies
+    callee: str = ""            # direct: the native kernel
+    args: str = ""              # direct: its arguments
+    structured: Optional[StructuredCall] = None
+
+
+@dataclass(frozen=True)
+class KeyKernels:
+    key: DispatchKey
+    wrappers: tuple[Wrapper, ...]
+    namespaces: tuple[str, ...]           # operator namespaces registered (one library each)
+    includes: tuple[str, ...] = field(default=())
+
+
+def kernel_namespace(meta: BackendMetadata) -> str:
+    """In-tree kernels live in op::native; torchgen's default namespace maps there."""
+    return "native" if meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE else meta.cpp_namespace
+
+
+def _wrapper_name(key: DispatchKey, f: NativeFunction) -> str:
+    return f"wrapper_{key.value}_{f.func.name.unambiguous_name()}"
+
+
+def _base(kind: str, key: DispatchKey, f: NativeFunction) -> Wrapper:
+    b = dispatcher.bindings(f)
+    return Wrapper(kind, str(f.func.name), _wrapper_name(key, f), dispatcher.return_type(f), params(b))
+
+
+def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
+    index = indices.get(key)
+    implicit = indices.get(DispatchKey.CompositeImplicitAutograd)
+    wrappers = []
+    for f in group_rel.group.functions:
+        meta = index.get(f.func.name) if index else None
+        if key is DispatchKey.BackendSelect:
+            if _needs_backend_select(f, implicit):
+                wrappers.append(_backend_select(f))
+        elif meta is not None and not meta.structured:
+            wrappers.append(_generated(group_rel, key, f) if f.generated else _direct(key, f, meta))
+        else:
+            w = _structured(group_rel, key, f, indices)
+            if w is not None:
+                wrappers.append(w)
+    return wrappers
+
+
+def _direct(key: DispatchKey, f: NativeFunction, meta: BackendMetadata) -> Wrapper:
+    w = _base("direct", key, f)
+    return Wrapper(**{**w.__dict__, "callee": f"{kernel_namespace(meta)}::{meta.kernel}", "args": names(dispatcher.bindings(f))})
+
+
+def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
+                indices: dict[DispatchKey, BackendIndex]) -> Optional[Wrapper]:
+    out = group_rel.structured_out(f)
+    if out is None:
+        return None
+    if key is DispatchKey.Meta:
+        base = f"meta::{structured.meta_class(group_rel.functional_of(out))}"
+    elif key in STRUCTURED_WRAPPER_KEYS and key in indices and indices[key].get(out.func.name) is not None:
+        meta = indices[key].get(out.func.name)
+        base = f"{kernel_namespace(meta)}::{structured.impl_class(meta.kernel)}"
+    else:
+        return None
+    variant = {SchemaKind.functional: "functional", SchemaKind.inplace: "inplace", SchemaKind.out: "out"}.get(f.func.kind())
+    if variant is None:
+        return None
+    n_outputs = len(out.func.arguments.out)
+    if variant == "functional":
+        outputs: tuple[str, ...] = ()
+    elif variant == "inplace":
+        outputs = tuple(a.name for a in f.func.arguments.all() if a.is_write)
+    else:
+        outputs = tuple(a.name for a in f.func.arguments.out)
+    meta_args = names(structured.meta_bindings(out))
+    impl_args = None
+    if key is not DispatchKey.Meta:
+        fields = structured.precomputed_names(out)
+        inputs = [f"precompute.{b.name}" if b.name in fields else b.name for b in structured.impl_bindings(out)[:-n_outputs or None]]
+        impl_args = ", ".join(inputs + [f"kernel.maybe_get_output({i})" for i in range(n_outputs)])
+    class_name = f"structured_{f.func.name.unambiguous_name()}_{key.value}_{variant}"
+    if variant == "functional":
+        moved = [f"std::move(kernel.outputs_[{i}])" for i in range(n_outputs)]
+        returns = f"return {moved[0]};" if n_outputs == 1 else f"return std::make_tuple({', '.join(moved)});"
+    else:
+        returns = _return_outputs(f, list(outputs))
+    call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out.precomputed is not None, returns)
+    w = _base("structured", key, f)
+    return Wrapper(**{**w.__dict__, "structured": call})
+
+
+def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -> bool:
+    args = f.func.arguments
+    if not args.has_tensor_options or args.has_tensor_arg():
+        return False
+    return implicit is None or not implicit.has_kernel(f.func.name)
+
+
+def _backend_select(f: NativeFunction) -> Wrapper:
+    w = _base("backend_select", DispatchKey.BackendSelect, f)
+    handle = dispatcher.handle_name(f)
+    call = f"ops::{handle}::redispatch(impl::backend_key_set(device), {names(dispatcher.bindings(f))})"
+    return Wrapper(**{**w.__dict__, "body": (f"return {call};",)})
+
+
+def _generated(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction) -> Wrapper:
+    """Bodies for autogen variants, built from the sibling the yaml did write."""
+    kind = f.func.kind()
+    if kind is SchemaKind.out:
+        body = _out_from_functional(group_rel, f)
+    else:
+        body = _functional_from_mutation(group_rel, f)
+    w = _base("generated", key, f)
+    return Wrapper(**{**w.__dict__, "body": tuple(body)})
+
+
+def _call(f: NativeFunction, args: list[str]) -> str:
+    return f"ops::{dispatcher.handle_name(f)}::call({', '.join(args)})"
+
+
+def _out_from_functional(group_rel: GroupRelations, f: NativeFunction) -> list[str]:
+    functional = group_rel.sibling(f, SchemaKind.functional)
+    outs = f.func.arguments.out
+    if functional is None:
+        return [f'OP_CHECK(false, "{f.func.name}: no functional variant to build this out= variant from");']
+    lines = [f"auto result = {_call(functional, [b.name for b in dispatcher.bindings(functional)])};"]
+    if len(outs) == 1 and isinstance(outs[0].type, ListType):
+        name = outs[0].name
+        lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<Tensor&>({name}[i]), result[i]);")
+    elif len(outs) == 1:
+        lines.append(f"impl::copy_to_out({outs[0].name}, {'std::get<0>(result)' if len(functional.func.returns) > 1 else 'result'});")
+    else:
+        lines.extend(f"impl::copy_to_out({a.name}, std::get<{i}>(result));" for i, a in enumerate(outs))
+    lines.append(_return_outputs(f, [a.name for a in outs]))
+    return lines
+
+
+def _functional_from_mutation(group_rel: GroupRelations, f: NativeFunction) -> list[str]:
+    mutation = group_rel.sibling(f, SchemaKind.inplace) or group_rel.sibling(f, SchemaKind.mutable)
+    if mutation is None:
+        return [f'OP_CHECK(false, "{f.func.name}: no in-place or mutable variant to build this functional variant from");']
+    written = [a.name for a in mutation.func.arguments.all() if a.is_write]
+    if any(a.type != TENSOR for a in mutation.func.arguments.all() if a.is_write):
+        return [f'OP_CHECK(false, "{f.func.name}: functional variants of list-mutating operators are not generated");']
+    lines = [f"Tensor {name}_result = impl::clone_for_functional({name});" for name in written]
+    args = [f"{b.name}_result" if b.name in written else b.name for b in dispatcher.bindings(mutation)]
+    if mutation.func.kind() is SchemaKind.inplace:
+        lines.append(f"{_call(mutation, args)};")
+        lines.append(f"return {written[0]}_result;")
+        return lines
+    clones = ", ".join(f"{name}_result" for name in written)
+    if not mutation.func.returns:
+        lines.append(f"{_call(mutation, args)};")
+        lines.append(f"return std::make_tuple({clones});" if len(written) > 1 or f.func.returns[1:] else f"return {clones};")
+    else:
+        lines.append(f"auto result = {_call(mutation, args)};")
+        head = "result" if len(mutation.func.returns) > 1 else "std::make_tuple(result)"
+        lines.append(f"return std::tuple_cat({head}, std::make_tuple({clones}));")
+    return lines
+
+
+def _return_outputs(f: NativeFunction, outs: list[str]) -> str:
+    if not f.func.returns:
+        return "return;"
+    if len(f.func.returns) == 1:
+        return f"return {outs[0]};"
+    return f"return std::forward_as_tuple({', '.join(outs)});"

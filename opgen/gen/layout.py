@@ -1,0 +1,41 @@
+"""File names of generated code: per group under ops/, umbrella headers at the top."""
+from __future__ import annotations
+
+from ..model.dispatch_keys import DispatchKey
+
+OPS_DIR = "ops"
+# Umbrella headers: sorted include lists, the only files naming every group.
+FUNCTIONS_H = "Functions.h"
+OPERATORS_H = "Operators.h"
+NATIVE_FUNCTIONS_H = "NativeFunctions.h"
+META_FUNCTIONS_H = "MetaFunctions.h"
+TENSOR_METHODS_H = "TensorMethods.h"
+UMBRELLAS = (FUNCTIONS_H, META_FUNCTIONS_H, NATIVE_FUNCTIONS_H, OPERATORS_H, TENSOR_METHODS_H)
+
+
+def api_header(group: str) -> str:
+    return f"{OPS_DIR}/{group}.h"
+
+
+def handles_header(group: str) -> str:
+    return f"{OPS_DIR}/{group}_ops.h"
+
+
+def native_header(group: str) -> str:
+    return f"{OPS_DIR}/{group}_native.h"
+
+
+def meta_header(group: str) -> str:
+    return f"{OPS_DIR}/{group}_meta.h"
+
+
+def methods_header(group: str) -> str:
+    return f"{OPS_DIR}/{group}_methods.h"
+
+
+def schema_source(group: str) -> str:
+    return f"{OPS_DIR}/{group}_schema.cpp"
+
+
+def key_source(group: str, key: DispatchKey) -> str:
+    return f"{OPS_DIR}/{group}_{key.value}.cpp"
