@@ -165,12 +165,20 @@ def _call(f: NativeFunction, args: list[str]) -> str:
     return f"ops::{dispatcher.handle_name(f)}::call({', '.join(args)})"
 
 
+# Factory out= variants drop the tensor options; the functional variant gets them from out.
+_FROM_OUT = {"dtype": "out.dtype()", "layout": "std::nullopt", "device": "out.device()", "pin_memory": "std::nullopt"}
+
+
 def _out_from_functional(group_rel: GroupRelations, f: NativeFunction) -> list[str]:
     functional = group_rel.sibling(f, SchemaKind.functional)
     outs = f.func.arguments.out
     if functional is None:
         return [f'OP_CHECK(false, "{f.func.name}: no functional variant to build this out= variant from");']
-    lines = [f"auto result = {_call(functional, [b.name for b in dispatcher.bindings(functional)])};"]
+    own = {a.name for a in f.func.arguments.all()}
+    args = [b.name if b.name in own else _FROM_OUT.get(b.name) for b in dispatcher.bindings(functional)]
+    if None in args:
+        return [f'OP_CHECK(false, "{f.func.name}: its functional variant takes arguments this out= variant lacks");']
+    lines = [f"auto result = {_call(functional, args)};"]
     if len(outs) == 1 and isinstance(outs[0].type, ListType):
         name = outs[0].name
         lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<Tensor&>({name}[i]), result[i]);")
