@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -17,6 +18,9 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual DataPtr allocate(size_t nbytes) = 0;
+  // Copies between two blocks of this allocator's memory (storage resizing keeps old bytes);
+  // device allocators override it with their own copy.
+  virtual void copy_data(void* dst, const void* src, size_t nbytes) const { std::memcpy(dst, src, nbytes); }
 };
 
 // 64-byte aligned host memory.

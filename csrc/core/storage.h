@@ -14,15 +14,23 @@ namespace op {
 
 class StorageImpl {
  public:
-  StorageImpl(size_t nbytes, Device device, DataPtr data) : nbytes_(nbytes), device_(device), data_(std::move(data)) {}
+  StorageImpl(size_t nbytes, Device device, DataPtr data, bool resizable)
+      : nbytes_(nbytes), device_(device), data_(std::move(data)), resizable_(resizable) {}
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   void* data() const { return data_.get(); }  // nullptr for meta storage
+  bool resizable() const { return resizable_; }  // false for memory owned elsewhere
+  // Swaps in new memory (resizing); the old memory is released here.
+  void replace(DataPtr data, size_t nbytes) {
+    data_ = std::move(data);
+    nbytes_ = nbytes;
+  }
 
  private:
   size_t nbytes_;
   Device device_;
   DataPtr data_;
+  bool resizable_;
 };
 
 class Storage {
@@ -40,6 +48,9 @@ class Storage {
   bool has_data() const { return data() != nullptr; }
   long use_count() const { return impl_.use_count(); }
   bool is_alias_of(const Storage& other) const { return impl_ != nullptr && impl_ == other.impl_; }
+  // Reallocates to nbytes when larger, keeping the old bytes; every tensor over this storage
+  // sees the new memory. Throws for external memory (it belongs to someone else).
+  void grow(size_t nbytes) const;
 
  private:
   explicit Storage(std::shared_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}

@@ -1,6 +1,8 @@
 // Visiting every element of a strided tensor, in row-major order, by element offset.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -35,6 +37,41 @@ void for_each_offset(IntArrayRef sizes, IntArrayRef strides, int64_t offset, F&&
         break;
       }
       offset -= strides[d] * (sizes[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
+
+// Walks several operands of the same sizes at once: calls f(offsets) for each element in
+// row-major order, where offsets[k] is operand k's element offset (starting at start[k] and
+// stepping by strides[k]). Broadcast inputs simply have stride 0. The innermost dimension
+// runs as a plain loop.
+template <size_t N, class F>
+void for_each_offsets(IntArrayRef sizes, const std::array<IntArrayRef, N>& strides, std::array<int64_t, N> start,
+                      F&& f) {
+  const int64_t n = numel_of(sizes);
+  if (n == 0) return;
+  if (sizes.empty()) {
+    f(start);
+    return;
+  }
+  const size_t nd = sizes.size();
+  const int64_t inner = sizes[nd - 1];
+  std::array<int64_t, N> inner_stride;
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][nd - 1];
+  std::vector<int64_t> index(nd, 0);  // odometer over the outer dimensions
+  for (int64_t row = 0; row < n / inner; ++row) {
+    std::array<int64_t, N> o = start;
+    for (int64_t i = 0; i < inner; ++i) {
+      f(static_cast<const std::array<int64_t, N>&>(o));
+      for (size_t k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+    for (size_t d = nd - 1; d-- > 0;) {
+      if (++index[d] < sizes[d]) {
+        for (size_t k = 0; k < N; ++k) start[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) start[k] -= strides[k][d] * (sizes[d] - 1);
       index[d] = 0;
     }
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/host_ops.h"
+
 namespace op {
 
 namespace {
@@ -30,6 +32,14 @@ TensorImpl::TensorImpl(Storage storage_, std::vector<int64_t> sizes_, std::vecto
       dtype(dtype_),
       device(storage.device()),
       key_set(key_set_of(device.type())) {}
+
+void TensorImpl::set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides) {
+  OP_CHECK(new_sizes.size() == new_strides.size(), "sizes ", str_list(new_sizes), " and strides ",
+           str_list(new_strides), " differ in length");
+  numel = numel_of(new_sizes);
+  sizes = std::move(new_sizes);
+  strides = std::move(new_strides);
+}
 
 const TensorImpl& Tensor::impl() const {
   OP_CHECK(impl_ != nullptr, "operation on an undefined tensor");
@@ -78,7 +88,7 @@ Tensor Tensor::empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptio
 
 Tensor Tensor::full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
   Tensor t = empty(sizes, options);
-  if (!t.is_meta()) t.fill_(value);
+  if (!t.is_meta()) host::fill_(t, value);
   return t;
 }
 
@@ -116,135 +126,6 @@ void* Tensor::data_ptr() const {
   return static_cast<char*>(t.storage.data()) + t.storage_offset * static_cast<int64_t>(element_size(t.dtype));
 }
 
-Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const {
-  return from_storage(storage(), sizes, strides, storage_offset, dtype());
-}
-
-Tensor Tensor::view(IntArrayRef sizes) const {
-  std::vector<int64_t> shape = sizes.vec();
-  int64_t known = 1, infer = -1;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == -1) {
-      OP_CHECK(infer < 0, "view: only one dimension can be -1 in ", str_list(sizes));
-      infer = static_cast<int64_t>(d);
-    } else {
-      OP_CHECK(shape[d] >= 0, "view: invalid size ", shape[d]);
-      known *= shape[d];
-    }
-  }
-  if (infer >= 0) {
-    OP_CHECK(known != 0 && numel() % known == 0, "view: shape ", str_list(sizes), " is invalid for ", numel(),
-             " elements");
-    shape[infer] = numel() / known;
-  }
-  OP_CHECK(numel_of(shape) == numel(), "view: shape ", str_list(sizes), " is invalid for ", numel(), " elements");
-  OP_CHECK(is_contiguous(), "view: the tensor is not contiguous; call contiguous() first");
-  return as_strided(shape, contiguous_strides(shape));
-}
-
-Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
-  dim0 = wrap_dim(dim0);
-  dim1 = wrap_dim(dim1);
-  std::vector<int64_t> sizes = this->sizes().vec(), strides = this->strides().vec();
-  std::swap(sizes[dim0], sizes[dim1]);
-  std::swap(strides[dim0], strides[dim1]);
-  return as_strided(sizes, strides);
-}
-
-Tensor Tensor::permute(IntArrayRef dims) const {
-  OP_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: ", dims.size(), " dims given for a ", dim(),
-           "-d tensor");
-  std::vector<int64_t> sizes, strides;
-  std::vector<bool> seen(dims.size(), false);
-  for (int64_t d : dims) {
-    int64_t w = wrap_dim(d);
-    OP_CHECK(!seen[w], "permute: dimension ", d, " repeats");
-    seen[w] = true;
-    sizes.push_back(size(w));
-    strides.push_back(stride(w));
-  }
-  return as_strided(sizes, strides);
-}
-
-Tensor Tensor::select(int64_t dim, int64_t index) const {
-  dim = wrap_dim(dim);
-  int64_t n = size(dim);
-  OP_CHECK(index >= -n && index < n, "select: index ", index, " out of range for dimension ", dim, " of size ", n);
-  if (index < 0) index += n;
-  std::vector<int64_t> sizes = this->sizes().vec(), strides = this->strides().vec();
-  int64_t offset = storage_offset() + index * strides[dim];
-  sizes.erase(sizes.begin() + dim);
-  strides.erase(strides.begin() + dim);
-  return as_strided(sizes, strides, offset);
-}
-
-Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
-  dim = wrap_dim(dim);
-  OP_CHECK(step > 0, "slice: step must be positive, got ", step);
-  int64_t n = size(dim);
-  auto clamp = [n](int64_t i) { return std::min(std::max(i < 0 ? i + n : i, int64_t{0}), n); };
-  start = clamp(start);
-  end = std::max(clamp(end), start);
-  std::vector<int64_t> sizes = this->sizes().vec(), strides = this->strides().vec();
-  int64_t offset = storage_offset() + (sizes[dim] > 0 ? start * strides[dim] : 0);
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
-  return as_strided(sizes, strides, offset);
-}
-
-Tensor Tensor::unsqueeze(int64_t dim) const {
-  int64_t n = this->dim() + 1;
-  OP_CHECK(dim >= -n && dim < n, "unsqueeze: dimension ", dim, " out of range");
-  if (dim < 0) dim += n;
-  std::vector<int64_t> sizes = this->sizes().vec(), strides = this->strides().vec();
-  int64_t stride = dim < this->dim() ? strides[dim] * sizes[dim] : 1;
-  sizes.insert(sizes.begin() + dim, 1);
-  strides.insert(strides.begin() + dim, stride);
-  return as_strided(sizes, strides);
-}
-
-Tensor Tensor::expand(IntArrayRef sizes) const {
-  OP_CHECK(static_cast<int64_t>(sizes.size()) >= dim(), "expand: cannot expand a ", dim(), "-d tensor to ",
-           str_list(sizes));
-  size_t lead = sizes.size() - static_cast<size_t>(dim());
-  std::vector<int64_t> out_sizes(sizes.size()), out_strides(sizes.size(), 0);
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (d < lead) {
-      OP_CHECK(sizes[d] >= 0, "expand: invalid size ", sizes[d]);
-      out_sizes[d] = sizes[d];
-      continue;
-    }
-    int64_t own = size(static_cast<int64_t>(d - lead));
-    int64_t want = sizes[d] == -1 ? own : sizes[d];
-    OP_CHECK(own == want || own == 1, "expand: size ", own, " of dimension ", d - lead, " cannot become ", want);
-    out_sizes[d] = want;
-    out_strides[d] = own == want ? stride(static_cast<int64_t>(d - lead)) : 0;
-  }
-  return as_strided(out_sizes, out_strides);
-}
-
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
-
-Tensor Tensor::clone() const {
-  Tensor out = empty(sizes(), TensorOptions(dtype()).with_device(device()));
-  if (!is_meta()) out.copy_(*this);
-  return out;
-}
-
-Tensor Tensor::to(ScalarType dtype) const {
-  if (dtype == this->dtype()) return *this;
-  Tensor out = empty(sizes(), TensorOptions(dtype).with_device(device()));
-  if (!is_meta()) out.copy_(*this);
-  return out;
-}
-
-Tensor Tensor::to(Device device) const {
-  if (device == this->device()) return *this;
-  Tensor out = empty(sizes(), TensorOptions(dtype()).with_device(device));
-  if (!out.is_meta()) out.copy_(*this);
-  return out;
-}
-
 int64_t Tensor::offset_of(IntArrayRef index) const {
   OP_CHECK(static_cast<int64_t>(index.size()) == dim(), "index ", str_list(index), " has ", index.size(),
            " entries for a ", dim(), "-d tensor");
@@ -269,55 +150,6 @@ void Tensor::set(IntArrayRef index, const Scalar& value) const {
   check_host_data("set");
   int64_t offset = offset_of(index);
   OP_DISPATCH_ALL_TYPES(dtype(), "set", { static_cast<scalar_t*>(storage().data())[offset] = value.to<scalar_t>(); });
-}
-
-Scalar Tensor::item() const {
-  OP_CHECK(numel() == 1, "item: the tensor has ", numel(), " elements, not 1");
-  check_host_data("item");
-  Scalar result;
-  OP_DISPATCH_ALL_TYPES(dtype(), "item", {
-    const scalar_t* base = static_cast<const scalar_t*>(storage().data());
-    for_each_offset(sizes(), strides(), storage_offset(), [&](int64_t o) { result = Scalar(base[o]); });
-  });
-  return result;
-}
-
-const Tensor& Tensor::fill_(const Scalar& value) const {
-  check_host_data("fill_");
-  OP_DISPATCH_ALL_TYPES(dtype(), "fill_", {
-    scalar_t* base = static_cast<scalar_t*>(storage().data());
-    const scalar_t v = value.to<scalar_t>();
-    for_each_offset(sizes(), strides(), storage_offset(), [&](int64_t o) { base[o] = v; });
-  });
-  return *this;
-}
-
-const Tensor& Tensor::copy_(const Tensor& src) const {
-  check_host_data("copy_");
-  src.check_host_data("copy_");
-  Tensor from = src.sizes() == sizes() ? src : src.expand(sizes());
-  // Read everything first: src may overlap *this (e.g. a transposed view of it).
-  std::vector<double> values = from.to_vector<double>();
-  std::vector<int64_t> ints;
-  bool exact_ints = is_integral(dtype(), true) && is_integral(from.dtype(), true);
-  if (exact_ints) ints = from.to_vector<int64_t>();  // int64 does not round-trip through double
-  size_t i = 0;
-  OP_DISPATCH_ALL_TYPES(dtype(), "copy_", {
-    scalar_t* base = static_cast<scalar_t*>(storage().data());
-    for_each_offset(sizes(), strides(), storage_offset(), [&](int64_t o) {
-      base[o] = exact_ints ? static_cast<scalar_t>(ints[i]) : static_cast<scalar_t>(values[i]);
-      ++i;
-    });
-  });
-  return *this;
-}
-
-bool Tensor::equal(const Tensor& other) const {
-  if (!defined() || !other.defined()) return defined() == other.defined();
-  if (sizes() != other.sizes()) return false;
-  if (is_integral(dtype(), true) && is_integral(other.dtype(), true))
-    return to_vector<int64_t>() == other.to_vector<int64_t>();
-  return to_vector<double>() == other.to_vector<double>();
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// Strided tensors: sizes, strides and an offset into a shared Storage. Views (transpose,
-// slice, select, view, as_strided, expand) build a new TensorImpl over the same storage.
+// Strided tensors: sizes, strides and an offset into a shared Storage. Views (host_ops.h:
+// transpose, slice, select, view, as_strided, expand) build a new TensorImpl over the same
+// storage.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "core/array_ref.h"
 #include "core/device.h"
+#include "core/layout.h"  // Layout and MemoryFormat appear in generated operator signatures
 #include "core/scalar.h"
 #include "core/scalar_type.h"
 #include "core/storage.h"
@@ -33,6 +35,9 @@ struct TensorImpl {
   ScalarType dtype;
   Device device;
   DispatchKeySet key_set;  // derived from the device once: the dispatcher reads it on every call
+
+  // Resizing in place (host::resize_): the caller makes sure the storage is large enough.
+  void set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides);
 };
 
 class Tensor {
@@ -80,42 +85,27 @@ class Tensor {
   template <class T>
   T* data_ptr() const;
 
-  // Views: share storage with *this.
-  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
-  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides) const {
-    return as_strided(sizes, strides, storage_offset());
-  }
-  Tensor view(IntArrayRef sizes) const;  // one size may be -1; needs a contiguous tensor
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor permute(IntArrayRef dims) const;
-  Tensor select(int64_t dim, int64_t index) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor expand(IntArrayRef sizes) const;  // broadcast: size-1 dims get stride 0
-
-  // Copies (new storage).
-  Tensor contiguous() const;  // *this when already contiguous
-  Tensor clone() const;
-  Tensor to(ScalarType dtype) const;
-  Tensor to(Device device) const;  // host-memory devices only (cpu, external)
+  // Views, copies, item(), fill_, copy_ and equal are free functions in core/host_ops.h
+  // (op::host::view(t, sizes), ...): the member names belong to the dispatched operators.
 
   // Element access on host-memory tensors; values convert to and from Scalar.
-  Scalar item() const;  // exactly one element
-  template <class T>
-  T item() const { return item().to<T>(); }
   Scalar get(IntArrayRef index) const;
   void set(IntArrayRef index, const Scalar& value) const;
   template <class T>
   std::vector<T> to_vector() const;  // row-major, converted to T
-  const Tensor& fill_(const Scalar& value) const;
-  const Tensor& copy_(const Tensor& src) const;  // same sizes (or broadcastable), any dtypes
-
-  bool equal(const Tensor& other) const;  // same sizes and values
+  // Throws op::Error naming `what` unless the values are readable from the host (not meta,
+  // not CUDA, storage present): kernels that read host memory call it first.
+  void check_host_data(const char* what) const;
   std::string to_string() const;
+
+  // The dispatched operator methods (t.add(u), t.view(sizes), ...): declared by codegen in
+  // build/gen/TensorMethods.h (one sorted include per operator group, no default values) and
+  // defined inline in each group's ops/<group>.h. Unconditional, so every translation unit
+  // sees the same class.
+#include "TensorMethods.h"
 
  private:
   const TensorImpl& impl() const;
-  void check_host_data(const char* what) const;
   int64_t offset_of(IntArrayRef index) const;
   std::shared_ptr<TensorImpl> impl_;
 };

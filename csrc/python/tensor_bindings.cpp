@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/host_ops.h"
 #include "core/tensor.h"
 #include "python/bindings.h"
 #include "python/ivalue_conversion.h"
@@ -65,7 +66,7 @@ py::array to_numpy(const Tensor& t) {
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   py::array out(numpy_dtype(t.dtype()), shape);
   if (t.numel() > 0) {
-    Tensor c = t.contiguous();
+    Tensor c = op::host::contiguous(t);
     std::memcpy(out.mutable_data(), c.data_ptr(), static_cast<size_t>(c.numel()) * c.itemsize());
   }
   return out;
@@ -156,8 +157,8 @@ Tensor to(const Tensor& t, py::handle target, py::handle dtype, py::handle devic
   }
   op::TensorOptions options = options_from(dtype, device);
   Tensor out = t;
-  if (options.device) out = out.to(*options.device);
-  if (options.dtype) out = out.to(*options.dtype);
+  if (options.device) out = op::host::to(out, *options.device);
+  if (options.dtype) out = op::host::to(out, *options.dtype);
   return out;
 }
 
@@ -180,25 +181,25 @@ void init_tensor(py::module_& m) {
       }, py::arg("dim") = py::none())
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("is_alias_of", &Tensor::is_alias_of, "Whether both tensors view the same storage.")
-      .def("equal", &Tensor::equal, "Same sizes and values.")
+      .def("equal", [](const Tensor& a, const Tensor& b) { return op::host::equal(a, b); }, "Same sizes and values.")
       .def("numpy", &to_numpy, "A numpy array holding a copy of the values (cpu tensors only).")
       .def("__array__", [](const Tensor& t, py::object dtype, py::object) -> py::object {
         py::array a = to_numpy(t);
         return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("tolist", [](const Tensor& t) { return to_numpy(t).attr("tolist")(); })
-      .def("item", [](const Tensor& t) { return scalar_object(t.item()); })
-      .def("copy_", [](const Tensor& t, const Tensor& src) { return t.copy_(src); }, py::arg("src"),
+      .def("item", [](const Tensor& t) { return scalar_object(op::host::item(t)); })
+      .def("copy_", [](const Tensor& t, const Tensor& src) { return op::host::copy_(t, src); }, py::arg("src"),
            "Copies src's values into this tensor (broadcasting, converting dtypes); returns it.")
       .def("fill_", [](const Tensor& t, py::handle value) {
         op::IValue v;
         std::string why;
         if (!to_ivalue(value, op::Type::base(op::BaseTy::Scalar), v, why)) throw py::type_error("fill_ value must be " + why);
-        return t.fill_(v.to_scalar());
+        return op::host::fill_(t, v.to_scalar());
       }, py::arg("value"))
-      .def("clone", &Tensor::clone)
-      .def("contiguous", &Tensor::contiguous)
-      .def("transpose", &Tensor::transpose)
+      .def("clone", [](const Tensor& t) { return op::host::clone(t); })
+      .def("contiguous", [](const Tensor& t) { return op::host::contiguous(t); })
+      .def("transpose", [](const Tensor& t, int64_t dim0, int64_t dim1) { return op::host::transpose(t, dim0, dim1); })
       .def("to", &to, py::arg("target") = py::none(), py::kw_only(), py::arg("dtype") = py::none(),
            py::arg("device") = py::none(), "A copy with another device and/or dtype (self when nothing changes).")
       .def("__len__", [](const Tensor& t) {

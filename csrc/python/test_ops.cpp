@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/host_ops.h"
 #include "core/tensor.h"
 #include "dispatch/registration.h"
 #include "python/bindings.h"
@@ -19,7 +20,7 @@ op::Tensor add_one_element(const op::Tensor& a, const op::Tensor& b) {
            " differ");
   const op::ScalarType type = op::promote_types(a.dtype(), b.dtype());
   op::Tensor out = op::Tensor::empty(a.sizes(), op::TensorOptions(type).with_device(a.device()));
-  const op::Tensor x = a.to(type).contiguous(), y = b.to(type).contiguous();
+  const op::Tensor x = op::host::contiguous(op::host::to(a, type)), y = op::host::contiguous(op::host::to(b, type));
   const int64_t n = out.numel();
   OP_DISPATCH_ALL_TYPES(type, "add_one_element", {
     const scalar_t* p = x.data_ptr<scalar_t>();

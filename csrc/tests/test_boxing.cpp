@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/host_ops.h"
 #include "dispatch/dispatcher.h"
 #include "tests/harness.h"
 
@@ -18,7 +19,7 @@ Tensor add_cpu(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor& add_inplace_cpu(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  self.copy_(add_cpu(self, other, alpha));
+  op::host::copy_(self, add_cpu(self, other, alpha));
   return self;
 }
 
@@ -68,7 +69,7 @@ TEST(boxed_kernel_called_typed) {
   }), "boxed_add");
   auto op = d.find_op_or_throw("b::add").typed<AddSig>();
   Tensor out = op.call(Tensor::from_vector<double>({1}), Tensor::from_vector<double>({2}), 3);
-  CHECK_EQ(out.item<double>(), 7.0);
+  CHECK_EQ(op::host::item<double>(out), 7.0);
   CHECK_EQ(seen, (std::vector<std::string>{"b::add CPU"}));
 }
 
@@ -98,7 +99,7 @@ TEST(inplace_and_out_results_alias_their_arguments_through_boxing) {
   // The out= variant only has a boxed kernel; a typed caller still gets a reference to `out`.
   auto out_k = d.impl("b::add.out", DispatchKey::CPU, KernelFunction::from_boxed([](const OperatorHandle&, DispatchKeySet, Stack* stack) {
     Tensor out = (*stack)[3].to_tensor();
-    out.copy_(add_cpu((*stack)[0].to_tensor(), (*stack)[1].to_tensor(), (*stack)[2].to_scalar()));
+    op::host::copy_(out, add_cpu((*stack)[0].to_tensor(), (*stack)[1].to_tensor(), (*stack)[2].to_scalar()));
     stack->clear();
     stack->push_back(out);
   }), "add_out");

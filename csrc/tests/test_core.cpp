@@ -1,6 +1,7 @@
 // Tensors, storage, devices, dtypes and type promotion.
 #include "core/allocator.h"
 #include "core/device.h"
+#include "core/host_ops.h"
 #include "core/tensor.h"
 #include "core/type_promotion.h"
 #include "tests/harness.h"
@@ -90,38 +91,38 @@ TEST(tensor_basics) {
 
 TEST(views_share_storage) {
   Tensor t = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
-  Tensor tt = t.transpose(0, 1);
+  Tensor tt = host::transpose(t, 0, 1);
   CHECK(tt.is_alias_of(t));
   CHECK(!tt.is_contiguous());
   CHECK(tt.sizes() == IntArrayRef({3, 2}));
   CHECK_EQ(tt.get({2, 1}).to<double>(), 5.0);
   tt.set({2, 1}, 50);  // writes through the view
   CHECK_EQ(t.get({1, 2}).to<double>(), 50.0);
-  Tensor row = t.select(0, 1);
+  Tensor row = host::select(t, 0, 1);
   CHECK_EQ(row.to_vector<int64_t>(), (std::vector<int64_t>{3, 4, 50}));
   CHECK_EQ(row.storage_offset(), 3);
-  Tensor sl = t.slice(1, 0, 3, 2);
+  Tensor sl = host::slice(t, 1, 0, 3, 2);
   CHECK_EQ(sl.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 3, 50}));
-  Tensor flat = t.view({-1});
+  Tensor flat = host::view(t, {-1});
   CHECK_EQ(flat.numel(), 6);
   CHECK(flat.is_alias_of(t));
-  CHECK_THROWS(tt.view({6}), "not contiguous");
-  CHECK_THROWS(t.view({4, 2}), "invalid for 6 elements");
+  CHECK_THROWS(host::view(tt, {6}), "not contiguous");
+  CHECK_THROWS(host::view(t, {4, 2}), "invalid for 6 elements");
   CHECK_EQ(t.storage().use_count(), 5);  // t, tt, row, sl and flat share one StorageImpl
-  Tensor c = tt.contiguous();
+  Tensor c = host::contiguous(tt);
   CHECK(!c.is_alias_of(t));
   CHECK(c.is_contiguous());
   CHECK_EQ(c.to_vector<int64_t>(), tt.to_vector<int64_t>());
-  CHECK(tt.clone().equal(tt));
-  Tensor same = t.contiguous();
+  CHECK(host::equal(host::clone(tt), tt));
+  Tensor same = host::contiguous(t);
   CHECK(same.is_alias_of(t));  // already contiguous: no copy
-  Tensor e = Tensor::from_vector<int32_t>({7, 8}, {2, 1}).expand({2, 3});
+  Tensor e = host::expand(Tensor::from_vector<int32_t>({7, 8}, {2, 1}), {2, 3});
   CHECK_EQ(e.stride(1), 0);
   CHECK_EQ(e.to_vector<int32_t>(), (std::vector<int32_t>{7, 7, 7, 8, 8, 8}));
-  Tensor p = Tensor::zeros({2, 3, 4}).permute({2, 0, 1});
+  Tensor p = host::permute(Tensor::zeros({2, 3, 4}), {2, 0, 1});
   CHECK(p.sizes() == IntArrayRef({4, 2, 3}));
-  CHECK(p.unsqueeze(0).sizes() == IntArrayRef({1, 4, 2, 3}));
-  CHECK_THROWS(t.as_strided({3, 3}, {3, 1}), "need 36 bytes but the storage has 24");
+  CHECK(host::unsqueeze(p, 0).sizes() == IntArrayRef({1, 4, 2, 3}));
+  CHECK_THROWS(host::as_strided(t, {3, 3}, {3, 1}), "need 36 bytes but the storage has 24");
 }
 
 TEST(storage_lives_while_a_view_does) {
@@ -129,7 +130,7 @@ TEST(storage_lives_while_a_view_does) {
   long count = 0;
   {
     Tensor base = Tensor::full({4}, 7, ScalarType::Int32);
-    view = base.slice(0, 2, 4);
+    view = host::slice(base, 0, 2, 4);
     count = base.storage().use_count();
   }
   CHECK_EQ(count, 2);
@@ -139,14 +140,14 @@ TEST(storage_lives_while_a_view_does) {
 
 TEST(copy_and_conversion) {
   Tensor f = Tensor::from_vector<double>({1.5, -2.5, 3.0});
-  Tensor i = f.to(ScalarType::Int32);
+  Tensor i = host::to(f, ScalarType::Int32);
   CHECK_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{1, -2, 3}));
   Tensor big = Tensor::from_vector<int64_t>({(int64_t{1} << 62) + 1});
-  CHECK_EQ(big.clone().item<int64_t>(), (int64_t{1} << 62) + 1);  // no trip through double
-  Tensor b = Tensor::from_vector<double>({0.0, 2.0}).to(ScalarType::Bool);
+  CHECK_EQ(host::item<int64_t>(host::clone(big)), (int64_t{1} << 62) + 1);  // no trip through double
+  Tensor b = host::to(Tensor::from_vector<double>({0.0, 2.0}), ScalarType::Bool);
   CHECK_EQ(b.to_string(), "tensor([False, True])");
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
-  x.copy_(x.transpose(0, 1));  // overlapping source
+  host::copy_(x, host::transpose(x, 0, 1));  // overlapping source
   CHECK_EQ(x.to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2, 4}));
   CHECK_EQ(Tensor::scalar_tensor(2.5).to_string(), "tensor(2.5, dtype=float64)");
   CHECK_EQ(Tensor::full({2}, 1, ScalarType::Float32).to_string(), "tensor([1., 1.])");
@@ -159,11 +160,11 @@ TEST(meta_tensors_have_shape_but_no_data) {
   CHECK_EQ(m.storage().nbytes(), size_t{48});
   CHECK(!m.storage().has_data());
   CHECK_EQ(m.key_set(), DispatchKeySet(DispatchKey::Meta));
-  CHECK(m.transpose(0, 1).sizes() == IntArrayRef({3, 2}));  // views work
+  CHECK(host::transpose(m, 0, 1).sizes() == IntArrayRef({3, 2}));  // views work
   CHECK_THROWS(m.get({0, 0}), "meta tensors have no data");
   CHECK_THROWS(m.data_ptr(), "meta tensors have no data");
   CHECK_EQ(m.to_string(), "tensor(..., size=(2, 3), device='meta', dtype=float64)");
-  Tensor c = m.clone();
+  Tensor c = host::clone(m);
   CHECK(c.is_meta());
 }
 
@@ -174,8 +175,8 @@ TEST(cuda_without_allocator_is_a_clear_error) {
   Tensor t = Tensor::empty({2}, DeviceType::CUDA);
   set_allocator(DeviceType::CUDA, previous);
   CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CUDA).add(DispatchKey::AutogradCUDA));
-  CHECK_THROWS(t.item(), "2 elements");
-  CHECK_THROWS(t.fill_(1), "CUDA memory is not readable");
+  CHECK_THROWS(host::item(t), "2 elements");
+  CHECK_THROWS(host::fill_(t, 1), "CUDA memory is not readable");
 }
 
 TEST(external_storage_runs_its_release) {

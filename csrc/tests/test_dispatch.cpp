@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_ops.h"
 #include "dispatch/dispatcher.h"
 #include "tests/harness.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 // Each kernel tags its result with a marker so a test can see which one ran.
 Tensor marked(double marker) { return Tensor::full({1}, marker, ScalarType::Float64); }
-double marker_of(const Tensor& t) { return t.item<double>(); }
+double marker_of(const Tensor& t) { return op::host::item<double>(t); }
 
 Tensor k_cpu(const Tensor&) { return marked(1); }
 Tensor k_xla(const Tensor&) { return marked(2); }
@@ -187,7 +188,7 @@ TEST(backend_fallback_runs_any_operator_boxed) {
   auto fb = d.fallback(DispatchKey::XLA, KernelFunction::from_boxed([&calls](const OperatorHandle& op, DispatchKeySet, Stack* stack) {
     ++calls;
     for (IValue& v : *stack)
-      if (v.is_tensor()) v = v.to_tensor().to(Device(DeviceType::CPU));
+      if (v.is_tensor()) v = op::host::to(v.to_tensor(), Device(DeviceType::CPU));
     op.redispatch_boxed(DispatchKeySet(DispatchKey::CPU), *stack);
   }), "xla->cpu");
   auto f = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();

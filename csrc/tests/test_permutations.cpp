@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_ops.h"
 #include "dispatch/dispatcher.h"
 #include "tests/harness.h"
 
@@ -66,7 +67,7 @@ std::string observe(const Dispatcher& d, const std::vector<std::string>& ops) {
       Stack stack{on(type)};
       try {
         op->call_boxed(stack);
-        out += std::to_string(stack[0].to_tensor().item<int64_t>()) + ",";
+        out += std::to_string(op::host::item<int64_t>(stack[0].to_tensor())) + ",";
       } catch (const Error& e) {
         out += std::string(e.what()) + ",";
       }

@@ -1,0 +1,256 @@
+#include "core/host_ops.h"
+
+#include <algorithm>
+
+namespace op::host {
+
+// ----- views -----
+
+Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  return Tensor::from_storage(t.storage(), sizes, strides, storage_offset, t.dtype());
+}
+
+Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
+  return as_strided(t, sizes, strides, t.storage_offset());
+}
+
+std::optional<std::vector<int64_t>> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
+  if (numel_of(sizes) == 0) return contiguous_strides(new_sizes);
+  // Memory of a strided tensor falls into runs ("chunks") of dimensions that step through it
+  // evenly, as one contiguous block scaled by the chunk's innermost stride. A new shape is a
+  // view when its dimensions, read left to right, split every chunk exactly.
+  struct Chunk {
+    int64_t numel;
+    int64_t inner_stride;
+  };
+  std::vector<Chunk> chunks;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;  // a size-1 dimension never moves through memory
+    if (!chunks.empty() && chunks.back().inner_stride == strides[d] * sizes[d]) {
+      chunks.back().numel *= sizes[d];
+      chunks.back().inner_stride = strides[d];
+    } else {
+      chunks.push_back({sizes[d], strides[d]});
+    }
+  }
+  std::vector<int64_t> out(new_sizes.size(), 1);
+  size_t chunk = 0;
+  int64_t remaining = chunks.empty() ? 1 : chunks[0].numel;  // elements of the chunk not yet covered
+  for (size_t d = 0; d < new_sizes.size(); ++d) {
+    const int64_t size = new_sizes[d];
+    if (size == 1) {
+      out[d] = chunk < chunks.size() ? chunks[chunk].inner_stride * remaining : 1;
+      continue;
+    }
+    if (chunk >= chunks.size() || remaining % size != 0) return std::nullopt;
+    remaining /= size;
+    out[d] = chunks[chunk].inner_stride * remaining;
+    if (remaining == 1 && ++chunk < chunks.size()) remaining = chunks[chunk].numel;
+  }
+  if (chunk < chunks.size()) return std::nullopt;
+  return out;
+}
+
+Tensor view(const Tensor& t, IntArrayRef sizes) {
+  std::vector<int64_t> shape = sizes.vec();
+  int64_t known = 1, infer = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      OP_CHECK(infer < 0, "view: only one dimension can be -1 in ", str_list(sizes));
+      infer = static_cast<int64_t>(d);
+    } else {
+      OP_CHECK(shape[d] >= 0, "view: invalid size ", shape[d], " in ", str_list(sizes));
+      known *= shape[d];
+    }
+  }
+  const int64_t numel = t.numel();
+  if (infer >= 0) {
+    OP_CHECK(known != 0 && numel % known == 0, "view: shape ", str_list(sizes), " is invalid for ", numel,
+             " elements");
+    shape[infer] = numel / known;
+  }
+  OP_CHECK(numel_of(shape) == numel, "view: shape ", str_list(sizes), " is invalid for ", numel, " elements");
+  std::optional<std::vector<int64_t>> strides = view_strides(t.sizes(), t.strides(), shape);
+  OP_CHECK(strides.has_value(), "view: shape ", str_list(sizes), " does not fit the tensor's sizes ",
+           str_list(t.sizes()), " and strides ", str_list(t.strides()),
+           " (a new dimension would span memory that is not contiguous); call contiguous() first");
+  return as_strided(t, shape, *strides);
+}
+
+Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+  dim0 = t.wrap_dim(dim0);
+  dim1 = t.wrap_dim(dim1);
+  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
+  std::swap(sizes[dim0], sizes[dim1]);
+  std::swap(strides[dim0], strides[dim1]);
+  return as_strided(t, sizes, strides);
+}
+
+Tensor permute(const Tensor& t, IntArrayRef dims) {
+  OP_CHECK(static_cast<int64_t>(dims.size()) == t.dim(), "permute: ", dims.size(), " dims given for a ", t.dim(),
+           "-d tensor");
+  std::vector<int64_t> sizes, strides;
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : dims) {
+    int64_t w = t.wrap_dim(d);
+    OP_CHECK(!seen[w], "permute: dimension ", d, " repeats");
+    seen[w] = true;
+    sizes.push_back(t.size(w));
+    strides.push_back(t.stride(w));
+  }
+  return as_strided(t, sizes, strides);
+}
+
+Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  dim = t.wrap_dim(dim);
+  int64_t n = t.size(dim);
+  OP_CHECK(index >= -n && index < n, "select: index ", index, " out of range for dimension ", dim, " of size ", n);
+  if (index < 0) index += n;
+  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
+  int64_t offset = t.storage_offset() + index * strides[dim];
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return as_strided(t, sizes, strides, offset);
+}
+
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  dim = t.wrap_dim(dim);
+  OP_CHECK(step > 0, "slice: step must be positive, got ", step);
+  int64_t n = t.size(dim);
+  auto clamp = [n](int64_t i) { return std::min(std::max(i < 0 ? i + n : i, int64_t{0}), n); };
+  start = clamp(start);
+  end = std::max(clamp(end), start);
+  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
+  int64_t offset = t.storage_offset() + (sizes[dim] > 0 ? start * strides[dim] : 0);
+  sizes[dim] = (end - start + step - 1) / step;
+  strides[dim] *= step;
+  return as_strided(t, sizes, strides, offset);
+}
+
+Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  int64_t n = t.dim() + 1;
+  OP_CHECK(dim >= -n && dim < n, "unsqueeze: dimension ", dim, " out of range for a ", t.dim(), "-d tensor");
+  if (dim < 0) dim += n;
+  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
+  int64_t stride = dim < t.dim() ? strides[dim] * sizes[dim] : 1;
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, stride);
+  return as_strided(t, sizes, strides);
+}
+
+Tensor expand(const Tensor& t, IntArrayRef sizes) {
+  OP_CHECK(static_cast<int64_t>(sizes.size()) >= t.dim(), "expand: cannot expand a ", t.dim(), "-d tensor to ",
+           str_list(sizes));
+  size_t lead = sizes.size() - static_cast<size_t>(t.dim());
+  std::vector<int64_t> out_sizes(sizes.size()), out_strides(sizes.size(), 0);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (d < lead) {
+      OP_CHECK(sizes[d] >= 0, "expand: invalid size ", sizes[d], " in ", str_list(sizes));
+      out_sizes[d] = sizes[d];
+      continue;
+    }
+    int64_t own = t.size(static_cast<int64_t>(d - lead));
+    int64_t want = sizes[d] == -1 ? own : sizes[d];
+    OP_CHECK(own == want || own == 1, "expand: size ", own, " of dimension ", d - lead, " cannot become ", want,
+             " (expanding ", str_list(t.sizes()), " to ", str_list(sizes), ")");
+    out_sizes[d] = want;
+    out_strides[d] = own == want ? t.stride(static_cast<int64_t>(d - lead)) : 0;
+  }
+  return as_strided(t, out_sizes, out_strides);
+}
+
+// ----- copies -----
+
+Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+
+Tensor clone(const Tensor& t) {
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions(t.dtype()).with_device(t.device()));
+  if (!t.is_meta()) copy_(out, t);
+  return out;
+}
+
+Tensor to(const Tensor& t, ScalarType dtype) {
+  if (dtype == t.dtype()) return t;
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions(dtype).with_device(t.device()));
+  if (!t.is_meta()) copy_(out, t);
+  return out;
+}
+
+Tensor to(const Tensor& t, Device device) {
+  if (device == t.device()) return t;
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions(t.dtype()).with_device(device));
+  if (!out.is_meta()) copy_(out, t);
+  return out;
+}
+
+void resize_(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
+  for (int64_t s : sizes) OP_CHECK(s >= 0, "resize: negative size ", s, " in ", str_list(sizes));
+  std::vector<int64_t> new_strides = strides.empty() ? contiguous_strides(sizes) : strides.vec();
+  OP_CHECK(new_strides.size() == sizes.size(), "resize: sizes ", str_list(sizes), " and strides ",
+           str_list(strides), " differ in length");
+  int64_t last = t.storage_offset();  // highest element offset the new shape touches
+  if (numel_of(sizes) > 0) {
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      OP_CHECK(new_strides[d] >= 0, "resize: negative stride ", new_strides[d], " is not supported");
+      last += (sizes[d] - 1) * new_strides[d];
+    }
+    t.storage().grow(static_cast<size_t>(last + 1) * t.itemsize());
+  }
+  t.unsafe_impl()->set_sizes_and_strides(sizes.vec(), std::move(new_strides));
+}
+
+// ----- element access -----
+
+Scalar item(const Tensor& t) {
+  OP_CHECK(t.numel() == 1, "item: the tensor has ", t.numel(), " elements, not 1");
+  t.check_host_data("item");
+  Scalar result;
+  OP_DISPATCH_ALL_TYPES(t.dtype(), "item", {
+    const scalar_t* base = static_cast<const scalar_t*>(t.storage().data());
+    for_each_offset(t.sizes(), t.strides(), t.storage_offset(), [&](int64_t o) { result = Scalar(base[o]); });
+  });
+  return result;
+}
+
+const Tensor& fill_(const Tensor& t, const Scalar& value) {
+  t.check_host_data("fill_");
+  OP_DISPATCH_ALL_TYPES(t.dtype(), "fill_", {
+    scalar_t* base = static_cast<scalar_t*>(t.storage().data());
+    const scalar_t v = value.to<scalar_t>();
+    for_each_offset(t.sizes(), t.strides(), t.storage_offset(), [&](int64_t o) { base[o] = v; });
+  });
+  return t;
+}
+
+const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+  dst.check_host_data("copy_");
+  src.check_host_data("copy_");
+  Tensor from = src.sizes() == dst.sizes() ? src : expand(src, dst.sizes());
+  // Read everything first: src may overlap dst (e.g. a transposed view of it).
+  const bool exact_ints = is_integral(dst.dtype(), true) && is_integral(from.dtype(), true);
+  std::vector<double> values;
+  std::vector<int64_t> ints;  // int64 does not round-trip through double
+  if (exact_ints)
+    ints = from.to_vector<int64_t>();
+  else
+    values = from.to_vector<double>();
+  size_t i = 0;
+  OP_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
+    scalar_t* base = static_cast<scalar_t*>(dst.storage().data());
+    for_each_offset(dst.sizes(), dst.strides(), dst.storage_offset(), [&](int64_t o) {
+      base[o] = exact_ints ? static_cast<scalar_t>(ints[i]) : static_cast<scalar_t>(values[i]);
+      ++i;
+    });
+  });
+  return dst;
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  if (a.sizes() != b.sizes()) return false;
+  if (is_integral(a.dtype(), true) && is_integral(b.dtype(), true))
+    return a.to_vector<int64_t>() == b.to_vector<int64_t>();
+  return a.to_vector<double>() == b.to_vector<double>();
+}
+
+}  // namespace op::host

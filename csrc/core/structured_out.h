@@ -1,0 +1,32 @@
+// What generated structured-kernel wrappers do with the outputs meta() announces: the
+// functional wrapper allocates them (create_out), the in-place wrapper checks `self` against
+// them (check_inplace), the out= wrapper resizes the user's tensor (resize_out). Wrappers
+// generated from a sibling kernel (autogen out= and functional variants) use copy_to_out and
+// clone_for_functional.
+#pragma once
+
+#include "core/array_ref.h"
+#include "core/tensor.h"
+#include "core/tensor_options.h"
+
+namespace op::impl {
+
+// A new tensor; empty strides mean contiguous. Meta options give a meta tensor (no data).
+Tensor create_out(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options);
+
+// An in-place result must have self's shape, a dtype that casts into self's without leaving
+// its category (float into int is an error), and self's device.
+void check_inplace(const Tensor& self, IntArrayRef sizes, const TensorOptions& options);
+
+// out must have the options' dtype and device. When its sizes differ it is resized in place
+// (every handle to it sees the change); empty strides mean contiguous.
+void resize_out(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options);
+
+// out= from a functional kernel's result: resizes out to result's sizes (dtype and device must
+// match), copies the values and returns out.
+Tensor& copy_to_out(Tensor& out, const Tensor& result);
+
+// A contiguous copy of self, for a functional variant built from an in-place kernel.
+Tensor clone_for_functional(const Tensor& self);
+
+}  // namespace op::impl

@@ -1,0 +1,211 @@
+"""Real SCons builds of a temp copy of the repo: per-group nodes regenerate and recompile only
+what changed; ccache hits after a clean build and from a second checkout.
+
+One project is built once (module scope); each test edits it, rebuilds, checks the counts, and
+puts the inputs back.  Only the library is built here (tests/runtime covers the rest).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
+GEN = os.path.join("build", "gen")
+STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")
+
+
+def copy_project(root):
+    shutil.copy(os.path.join(REPO_ROOT, "SConstruct"), root / "SConstruct")
+    for name in ("site_scons", "opgen", "csrc", "yaml"):
+        shutil.copytree(os.path.join(REPO_ROOT, name), root / name, ignore=IGNORE)
+    (root / "tests" / "bench").mkdir(parents=True)
+    shutil.copy(os.path.join(REPO_ROOT, "tests", "bench", "bench_dispatch.cpp"), root / "tests" / "bench")
+    return root
+
+
+class Build:
+    def __init__(self, result):
+        self.result = result
+        self.output = result.stdout + result.stderr
+        # Objects compiled by this build: "... -o build/obj/x.os -c ..."
+        self.compiled = set(re.findall(r"-o (\S+\.os?) -c ", result.stdout))
+        self.linked = LIBRARY in result.stdout and "-shared" in result.stdout
+        line = next((l for l in result.stdout.splitlines() if l.startswith("[opgen] regenerated")), "")
+        match = re.match(r"\[opgen\] regenerated (\d+)/(\d+) groups(?:: (.*))?", line)
+        self.regenerated = (int(match.group(1)), int(match.group(2))) if match else None
+        self.regenerated_names = sorted(match.group(3).split(", ")) if match and match.group(3) else []
+
+
+def scons(project, *args, ccache_dir=None, target=LIBRARY):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS", "OPGEN_DEBUG")}
+    if ccache_dir:
+        env["CCACHE_DIR"] = str(ccache_dir)
+    args = [*args, target] if target else list(args)
+    result = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *args], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=900)
+    return Build(result)
+
+
+def ok(build):
+    assert build.result.returncode == 0, build.output[-4000:]
+    return build
+
+
+def snapshot(root):
+    result = {}
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if name not in STATE_FILES:
+                path = os.path.join(directory, name)
+                with open(path, "rb") as handle:
+                    result[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mtime_ns)
+    return result
+
+
+def changed_files(before, after):
+    return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+
+
+def ccache_stats(ccache_dir):
+    out = subprocess.run(["ccache", "--print-stats"], env=dict(os.environ, CCACHE_DIR=str(ccache_dir)),
+                         capture_output=True, text=True, check=True).stdout
+    stats = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    hits = int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
+    return hits, int(stats.get("cache_miss", 0))
+
+
+def zero_ccache_stats(ccache_dir):
+    subprocess.run(["ccache", "--zero-stats"], env=dict(os.environ, CCACHE_DIR=str(ccache_dir)), check=True,
+                   capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def ccache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("ccache")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, ccache_dir):
+    root = copy_project(tmp_path_factory.mktemp("project"))
+    first = ok(scons(root, ccache_dir=ccache_dir))
+    assert first.regenerated == (12, 12)
+    assert first.linked and len(first.compiled) > 40
+    return root
+
+
+@pytest.fixture
+def yaml_file(project):
+    """The project's yaml; restored and rebuilt after the test."""
+    path = project / "yaml" / "native_functions.yaml"
+    original = path.read_text()
+    yield path
+    path.write_text(original)
+    ok(scons(project))
+
+
+def test_noop_build_does_nothing(project):
+    before = snapshot(project / GEN)
+    build = ok(scons(project))
+    assert build.regenerated == (0, 12)
+    assert build.compiled == set() and not build.linked
+    assert "up to date" in build.result.stdout
+    assert snapshot(project / GEN) == before
+
+
+def test_scons_and_the_cli_generate_the_same_files(project, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "opgen", "generate", "yaml/native_functions.yaml", "--out", str(tmp_path)],
+                            cwd=project, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert {p: d for p, (d, _) in snapshot(tmp_path).items()} == {p: d for p, (d, _) in snapshot(project / GEN).items()}
+
+
+def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, yaml_file):
+    before = snapshot(project / GEN)
+    yaml_file.write_text(yaml_file.read_text().replace("Tensor other, *, Scalar alpha=1) -> Tensor\n", "Tensor other, *, Scalar alpha=2) -> Tensor\n", 1))
+    build = ok(scons(project, "--debug=explain"))
+    assert build.regenerated == (1, 12) and build.regenerated_names == ["add"]
+    assert "`add:" in build.result.stdout  # --debug=explain names the group whose key changed
+    assert changed_files(before, snapshot(project / GEN)) == {"ops/add.h", "ops/add_schema.cpp"}
+    assert build.compiled == {"build/obj/gen/ops/add_schema.os"}
+    assert build.linked
+
+
+def test_comment_and_reorder_edits_rebuild_nothing(project, yaml_file):
+    text = yaml_file.read_text()
+    first = text.index("- func:")
+    entries = re.split(r"\n(?=- func:)", text[first:])
+    yaml_file.write_text(text[:first] + "# moved around\n" + "\n".join(e.rstrip("\n") + "\n" for e in reversed(entries)))
+    build = ok(scons(project))
+    assert build.regenerated == (0, 12)
+    assert build.compiled == set() and not build.linked
+
+
+def test_added_operator_adds_files_and_removed_operator_deletes_them(project, yaml_file):
+    before = snapshot(project / GEN)
+    original = yaml_file.read_text()
+    yaml_file.write_text(original + "\n- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: twice\n")
+    build = ok(scons(project))
+    assert build.regenerated == (1, 13) and build.regenerated_names == ["twice"]
+    after = snapshot(project / GEN)
+    added = {p for p in after if p not in before}
+    assert added == {"ops/twice.h", "ops/twice_ops.h", "ops/twice_native.h", "ops/twice_schema.cpp",
+                     "ops/twice_CompositeExplicitAutograd.cpp"}
+    assert changed_files(before, after) - added == {"Functions.h", "NativeFunctions.h", "Operators.h"}
+    assert build.compiled == {"build/obj/gen/ops/twice_schema.os", "build/obj/gen/ops/twice_CompositeExplicitAutograd.os"}
+
+    yaml_file.write_text(original)
+    build = ok(scons(project))
+    assert build.regenerated == (0, 12)
+    assert not any(name.startswith("twice") for name in os.listdir(project / GEN / "ops"))
+    assert snapshot(project / GEN).keys() == before.keys()
+    assert build.compiled == set() and build.linked
+
+
+def test_template_edit_rerenders_all_but_recompiles_only_changed_sources(project):
+    template = project / "opgen" / "templates" / "meta_declarations.h.j2"
+    original = template.read_text()
+    template.write_text(original.replace("namespace op::meta {", "namespace op::meta {\n// edited"))
+    try:
+        build = ok(scons(project))
+        assert build.regenerated == (12, 12)
+        compiled = {os.path.basename(p) for p in build.compiled}
+        # Objects that include a structured group's meta header recompile ...
+        assert {"add_CPU.os", "add_Meta.os", "mm_CPU.os"} <= compiled
+        # ... objects that do not, do not: schemas, factories, unstructured groups.
+        assert not any(name.endswith("_schema.os") for name in compiled)
+        assert not {"empty_BackendSelect.os", "relu_CPU.os", "copy_CompositeExplicitAutograd.os"} & compiled
+    finally:
+        template.write_text(original)
+        ok(scons(project))
+
+
+def test_bad_yaml_stops_with_file_and_line_and_keeps_build(project, yaml_file):
+    before = snapshot(project / "build")
+    text = yaml_file.read_text()
+    line = text[: text.index("- func: mm(")].count("\n") + 1
+    yaml_file.write_text(text.replace("- func: mm(Tensor self,", "- func: mm(Tensr self,", 1))
+    build = scons(project)
+    assert build.result.returncode == 2
+    assert f"yaml/native_functions.yaml:{line}:" in build.output and "Tensr" in build.output
+    assert "Traceback" not in build.output
+    assert snapshot(project / "build") == before
+
+
+@pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache is not installed")
+def test_clean_rebuild_and_second_checkout_hit_ccache(project, ccache_dir, tmp_path):
+    shutil.rmtree(project / "build")
+    zero_ccache_stats(ccache_dir)
+    build = ok(scons(project, ccache_dir=ccache_dir))
+    hits, misses = ccache_stats(ccache_dir)
+    assert misses == 0 and hits == len(build.compiled) > 40
+
+    other = copy_project(tmp_path / "second" / "checkout")
+    zero_ccache_stats(ccache_dir)
+    build = ok(scons(other, ccache_dir=ccache_dir))
+    hits, misses = ccache_stats(ccache_dir)
+    assert misses == 0 and hits == len(build.compiled) > 40
