@@ -105,6 +105,9 @@ def _codegen(env, model, out_dir, config=None):
             target=out.File(files[0]), source=env.Value(f"{group.name}:{key}"),
             OPGEN_GROUP=codegen, OPGEN_FILES=files, OPGEN_OUT_DIR=out_path, OPGEN_PROGRESS=progress,
         )
+        # Precious: SCons would delete targets before the action runs, and a file rewritten with
+        # the same bytes gets a new mtime; write_if_changed must see the old file.
+        env.Precious(nodes)
         result.targets.extend(nodes)
         result.sources_by_group[group.name] = [n for n in nodes if n.name.endswith(".cpp")]
         result.headers.extend(n for n in nodes if not n.name.endswith(".cpp"))
@@ -113,6 +116,7 @@ def _codegen(env, model, out_dir, config=None):
         [out.File(name) for name in UMBRELLAS], env.Value(f"umbrellas:{layout_key}"),
         OPGEN_LAYOUT=layout, OPGEN_OUT_DIR=out_path,
     )
+    env.Precious(umbrellas)
     result.targets.extend(umbrellas)
     result.headers.extend(umbrellas)
     if not SCons.Script.GetOption("no_exec"):

@@ -204,7 +204,9 @@ def test_clean_rebuild_and_second_checkout_hit_ccache(project, ccache_dir, tmp_p
     hits, misses = ccache_stats(ccache_dir)
     assert misses == 0 and hits == len(build.compiled) > 40
 
-    other = copy_project(tmp_path / "second" / "checkout")
+    other = tmp_path / "second" / "checkout"
+    other.mkdir(parents=True)
+    copy_project(other)
     zero_ccache_stats(ccache_dir)
     build = ok(scons(other, ccache_dir=ccache_dir))
     hits, misses = ccache_stats(ccache_dir)
