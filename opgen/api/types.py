@@ -21,8 +21,7 @@ _BY_VALUE = {
 _BY_REF = {BaseTy.Tensor: "Tensor", BaseTy.Scalar: "Scalar", BaseTy.Generator: "Generator",
            BaseTy.Storage: "Storage", BaseTy.GraphModule: "GraphModule"}
 # Element types of list arguments (lists are views: ArrayRef).
-_LIST_ELEM = {BaseTy.int: "int64_t", BaseTy.SymInt: "int64_t", BaseTy.float: "double", BaseTy.Tensor: "Tensor",
-              BaseTy.Scalar: "Scalar", BaseTy.Dimname: "Dimname"}
+_LIST_ELEM = {BaseTy.float: "double", BaseTy.Tensor: "Tensor", BaseTy.Scalar: "Scalar", BaseTy.Dimname: "Dimname"}
 # Return types of base types (by value; mutable tensors are handled by the caller).
 _RETURN = {**_BY_VALUE, **_BY_REF, BaseTy.str: "std::string"}
 
@@ -43,9 +42,7 @@ def _list_type(t: ListType) -> str:
         return "std::vector<bool>"  # a packed vector<bool> has no ArrayRef view
     if isinstance(elem, OptionalType) and elem.elem == BaseType(BaseTy.Tensor):
         return "ArrayRef<std::optional<Tensor>>"
-    if isinstance(elem, BaseType) and elem.name is BaseTy.int:
-        return "IntArrayRef"
-    if isinstance(elem, BaseType) and elem.name is BaseTy.SymInt:
+    if isinstance(elem, BaseType) and elem.name in (BaseTy.int, BaseTy.SymInt):
         return "IntArrayRef"
     if isinstance(elem, BaseType) and elem.name in _LIST_ELEM:
         return f"ArrayRef<{_LIST_ELEM[elem.name]}>"

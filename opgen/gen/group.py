@@ -85,7 +85,8 @@ class GroupCodegen:
         assert sorted(out) == self.files(), "files() and render() disagree"
         return dict(sorted(out.items()))
 
-    def _handles(self) -> list[dict]:
+    @cached_property
+    def _handles(self) -> list[dict]:  # both the handles header and the schema source use them
         return [{
             "name": dispatcher.handle_name(f), "signature": dispatcher.signature_type(f),
             "qualified": f"{f.namespace}::{f.func.name.name}", "overload": f.func.name.overload_name,
@@ -94,14 +95,14 @@ class GroupCodegen:
         } for f in self.group.functions]
 
     def _handles_header(self) -> str:
-        return render("operator_handles.h.j2", group=self.name, handles=self._handles())
+        return render("operator_handles.h.j2", group=self.name, handles=self._handles)
 
     def _schema_source(self) -> str:
         by_ns: dict[str, list[str]] = {}
         for f in self.group.functions:
             by_ns.setdefault(f.namespace, []).append(str(f.func))
         namespaces = [{"name": ns, "schemas": schemas} for ns, schemas in sorted(by_ns.items())]
-        return render("schema_registration.cpp.j2", group=self.name, namespaces=namespaces, handles=self._handles())
+        return render("schema_registration.cpp.j2", group=self.name, namespaces=namespaces, handles=self._handles)
 
     def _api_header(self) -> str:
         functions = [{"returns": fn.returns, "name": fn.name, "params": params(fn.params), "handle": dispatcher.handle_name(f),

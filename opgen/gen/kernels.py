@@ -10,7 +10,7 @@ Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..api import dispatcher, structured
@@ -52,14 +52,6 @@ class Wrapper:
     structured: Optional[StructuredCall] = None
 
 
-@dataclass(frozen=True)
-class KeyKernels:
-    key: DispatchKey
-    wrappers: tuple[Wrapper, ...]
-    namespaces: tuple[str, ...]           # operator namespaces registered (one library each)
-    includes: tuple[str, ...] = field(default=())
-
-
 def kernel_namespace(meta: BackendMetadata) -> str:
     """In-tree kernels live in op::native; torchgen's default namespace maps there."""
     return "native" if meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE else meta.cpp_namespace
@@ -93,8 +85,8 @@ def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[Dispa
 
 
 def _direct(key: DispatchKey, f: NativeFunction, meta: BackendMetadata) -> Wrapper:
-    w = _base("direct", key, f)
-    return Wrapper(**{**w.__dict__, "callee": f"{kernel_namespace(meta)}::{meta.kernel}", "args": names(dispatcher.bindings(f))})
+    return replace(_base("direct", key, f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
+                   args=names(dispatcher.bindings(f)))
 
 
 def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
@@ -132,8 +124,7 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
     else:
         returns = _return_outputs(f, list(outputs))
     call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out.precomputed is not None, returns)
-    w = _base("structured", key, f)
-    return Wrapper(**{**w.__dict__, "structured": call})
+    return replace(_base("structured", key, f), structured=call)
 
 
 def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -> bool:
@@ -144,10 +135,9 @@ def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -
 
 
 def _backend_select(f: NativeFunction) -> Wrapper:
-    w = _base("backend_select", DispatchKey.BackendSelect, f)
     handle = dispatcher.handle_name(f)
     call = f"ops::{handle}::redispatch(impl::backend_key_set(device), {names(dispatcher.bindings(f))})"
-    return Wrapper(**{**w.__dict__, "body": (f"return {call};",)})
+    return replace(_base("backend_select", DispatchKey.BackendSelect, f), body=(f"return {call};",))
 
 
 def _generated(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction) -> Wrapper:
@@ -157,8 +147,7 @@ def _generated(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction) -
         body = _out_from_functional(group_rel, f)
     else:
         body = _functional_from_mutation(group_rel, f)
-    w = _base("generated", key, f)
-    return Wrapper(**{**w.__dict__, "body": tuple(body)})
+    return replace(_base("generated", key, f), body=tuple(body))
 
 
 def _call(f: NativeFunction, args: list[str]) -> str:
