@@ -18,6 +18,7 @@ const char* IValue::tag_name(Tag tag) {
     case Tag::BoolList: return "bool[]";
     case Tag::ScalarType: return "ScalarType";
     case Tag::Device: return "Device";
+    case Tag::Generator: return "Generator";
   }
   return "<invalid tag>";
 }
@@ -87,6 +88,7 @@ std::string IValue::repr() const {
     case Tag::BoolList: return list_repr(to_bool_list(), [](bool b) { return std::string(b ? "True" : "False"); });
     case Tag::ScalarType: return to_string(to_scalar_type());
     case Tag::Device: return to_device().str();
+    case Tag::Generator: return str("Generator(", to_generator().device().str(), ")");
   }
   return "?";
 }
@@ -121,6 +123,7 @@ bool IValue::operator==(const IValue& other) const {
     case Tag::BoolList: return to_bool_list() == other.to_bool_list();
     case Tag::ScalarType: return to_scalar_type() == other.to_scalar_type();
     case Tag::Device: return to_device() == other.to_device();
+    case Tag::Generator: return to_generator() == other.to_generator();
   }
   return false;
 }

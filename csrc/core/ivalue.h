@@ -35,6 +35,7 @@ class IValue {
     BoolList,
     ScalarType,
     Device,
+    Generator,
   };
 
   IValue() = default;
@@ -57,6 +58,10 @@ class IValue {
   IValue(std::vector<bool> v) : v_(std::move(v)) {}     // NOLINT
   IValue(ScalarType v) : v_(v) {}                       // NOLINT
   IValue(Device v) : v_(v) {}                           // NOLINT
+  IValue(Generator v) : v_(std::move(v)) {}             // NOLINT
+  IValue(std::optional<Generator> v) {                  // NOLINT: None or Generator
+    if (v) v_ = std::move(*v);
+  }
 
   Tag tag() const { return static_cast<Tag>(v_.index()); }
   static const char* tag_name(Tag tag);  // "Tensor", "int", "int[]", ...
@@ -89,6 +94,7 @@ class IValue {
   const std::vector<bool>& to_bool_list() const { return get<std::vector<bool>>(Tag::BoolList); }
   ScalarType to_scalar_type() const { return get<ScalarType>(Tag::ScalarType); }
   Device to_device() const { return get<Device>(Tag::Device); }
+  const Generator& to_generator() const { return get<Generator>(Tag::Generator); }
 
   // A short, deterministic description: "None", "3", "[1, 2]", "Tensor(float32[2, 3] on cpu)".
   std::string repr() const;
@@ -110,7 +116,8 @@ class IValue {
   }
 
   std::variant<std::monostate, Tensor, std::vector<Tensor>, std::vector<std::optional<Tensor>>, int64_t, double, bool,
-               std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device>
+               std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device,
+               Generator>
       v_;
 };
 

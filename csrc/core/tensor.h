@@ -10,6 +10,7 @@
 
 #include "core/array_ref.h"
 #include "core/device.h"
+#include "core/generator.h"  // Generator appears in generated operator signatures
 #include "core/layout.h"  // Layout and MemoryFormat appear in generated operator signatures
 #include "core/scalar.h"
 #include "core/scalar_type.h"

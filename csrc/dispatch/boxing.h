@@ -147,6 +147,13 @@ struct Unbox<Device> {
   }
 };
 template <>
+struct Unbox<Generator> {
+  static Generator get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::Generator, i, "Generator", v);
+    return v.to_generator();
+  }
+};
+template <>
 struct Unbox<Layout> {  // boxed as int, like PyTorch
   static Layout get(IValue& v, size_t i) { return static_cast<Layout>(Unbox<int64_t>::get(v, i)); }
 };

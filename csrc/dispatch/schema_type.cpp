@@ -263,7 +263,8 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     case BaseTy::Scalar: return value.is_scalar_like();
     case BaseTy::ScalarType: return tag == Tag::ScalarType;
     case BaseTy::Device: return tag == Tag::Device;
-    default: return false;  // Generator, Dimname, ...: only None, through an optional
+    case BaseTy::Generator: return tag == Tag::Generator;
+    default: return false;  // Dimname, Storage, ...: only None, through an optional
   }
 }
 

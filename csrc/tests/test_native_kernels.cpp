@@ -201,8 +201,11 @@ TEST(kernel_view_copy_and_copy) {
   Tensor v = view(a, {3, 2});
   CHECK(v.is_alias_of(a));
   CHECK_THROWS(view(host::transpose(a, 0, 1), {6}), "call contiguous() first");
-  Tensor c = ops::view_copy::call(host::transpose(a, 0, 1), {6});
+  // view_copy is generated: the view, then a contiguous copy (so it fails where view fails).
+  CHECK_THROWS(ops::view_copy::call(host::transpose(a, 0, 1), {6}), "call contiguous() first");
+  Tensor c = ops::view_copy::call(host::transpose(a, 0, 1), {3, 2});
   CHECK(!c.is_alias_of(a));
+  CHECK(c.is_contiguous());
   CHECK_EQ(c.to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
   Tensor dst = Tensor::zeros({2, 3}, ScalarType::Float64);
   copy_(dst, Tensor::from_vector<int32_t>({7, 8, 9}));

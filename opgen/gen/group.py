@@ -16,7 +16,7 @@ from ..model.native_function import NativeFunction
 from . import layout
 from .config import CodegenConfig, runtime_key
 from .families import GroupRelations
-from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, key_kernels
+from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels
 from .render import render
 
 # Headers of structured base classes the meta header must include.
@@ -141,7 +141,7 @@ class GroupCodegen:
                     impl_classes.setdefault(name, {
                         "name": name, "meta": structured.meta_class(self.relations.functional_of(f)),
                         "params": params(structured.impl_bindings(f))})
-                elif not f.generated:
+                elif not f.generated and not is_generated_view_copy(f, key):
                     declarations[f"{dispatcher.return_type(f)} {meta.kernel}({params(dispatcher.bindings(f))})"] = None
         return render("native_declarations.h.j2", group=self.name, has_meta=bool(self.structured_outs),
                       impl_classes=list(impl_classes.values()), declarations=list(declarations))
@@ -155,6 +155,9 @@ class GroupCodegen:
             includes.add("core/structured_out.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
+        for f in self.group.functions:
+            if is_generated_view_copy(f, key):  # the view's and clone's handles, from their groups
+                includes.update({layout.handles_header(f.func.name.name.base[:-len("_copy")]), layout.handles_header("clone")})
         functions = {str(f.func.name): f for f in self.group.functions}
         by_ns: dict[str, list[Wrapper]] = {}
         for w in wrappers:

@@ -7,6 +7,8 @@ Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<
 - ``generated_out`` an autogen out= variant: the functional result copied into out
 - ``generated_functional``  an autogen functional variant: the in-place/mutable op on clones
 - ``backend_select``  a factory function choosing the backend from its device argument
+- ``view_copy``     a ``*_copy`` function tagged ``view_copy``: its view, then a copy of it
+                    (for backends that cannot alias)
 """
 from __future__ import annotations
 
@@ -76,7 +78,12 @@ def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[Dispa
             if _needs_backend_select(f, implicit):
                 wrappers.append(_backend_select(f))
         elif meta is not None and not meta.structured:
-            wrappers.append(_generated(group_rel, key, f) if f.generated else _direct(key, f, meta))
+            if f.generated:
+                wrappers.append(_generated(group_rel, key, f))
+            elif is_generated_view_copy(f, key):
+                wrappers.append(_view_copy(f))
+            else:
+                wrappers.append(_direct(key, f, meta))
         else:
             w = _structured(group_rel, key, f, indices)
             if w is not None:
@@ -125,6 +132,27 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         returns = _return_outputs(f, list(outputs))
     call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out.precomputed is not None, returns)
     return replace(_base("structured", key, f), structured=call)
+
+
+def is_generated_view_copy(f: NativeFunction, key: DispatchKey) -> bool:
+    """`x_copy` tagged view_copy at CompositeExplicitAutogradNonFunctional: the body is generated
+    from the schema alone (the view `x` takes the same arguments), as torchgen does."""
+    return (key is DispatchKey.CompositeExplicitAutogradNonFunctional and "view_copy" in f.tags
+            and f.func.name.name.base.endswith("_copy") and f.func.kind() is SchemaKind.functional)
+
+
+def view_of_copy_handle(f: NativeFunction) -> str:
+    """The operator handle of the view a view_copy function copies: view_copy -> view."""
+    base = f.func.name.name.base[:-len("_copy")]
+    overload = f.func.name.overload_name
+    return f"{base}_{overload}" if overload else base
+
+
+def _view_copy(f: NativeFunction) -> Wrapper:
+    args = names(dispatcher.bindings(f))
+    view = f"ops::{view_of_copy_handle(f)}::call({args})"
+    body = (f"return ops::clone::call({view}, MemoryFormat::Contiguous);",)
+    return replace(_base("view_copy", DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body)
 
 
 def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -> bool:

@@ -110,6 +110,7 @@ Generated = list[tuple[NativeFunction, DispatchKey, BackendMetadata]]
 def expand_autogen(functions: list[NativeFunction], composite_implicit: set[OperatorName]) -> Generated:
     """The functions ``autogen`` asks for; raises OpgenError when a request cannot be met."""
     generated: Generated = []
+    defined = {f.func.name: f for f in functions}
     for family in variant_families(functions).values():
         members = list(family.values())
         if all(f.manual_cpp_binding for f in members):
@@ -129,13 +130,31 @@ def expand_autogen(functions: list[NativeFunction], composite_implicit: set[Oper
             raise OpgenError(f"autogen asks for an out= variant of {base.func.name}, but it returns no tensor to turn into an out argument", base.location)
         new = []
         if make_out:
-            new.append(derive(base, out_schema(base.func)))
+            new.append(derive(base, _named_as_requested(out_schema(base.func), base, want_out=True)))
         if SchemaKind.functional not in family and (has_out or make_out):
-            new.append(derive(base, functional_schema(base.func)))
+            new.append(derive(base, _named_as_requested(functional_schema(base.func), base, want_out=False)))
         for fn, meta in new:
+            clash = defined.get(fn.func.name)
+            if clash is not None:
+                raise OpgenError(
+                    f"autogen derives {fn.func.name} from {base.func.name}, but line {clash.location.line} already defines "
+                    f"{fn.func.name} with other arguments; list the derived variant under another overload name in "
+                    f"autogen (e.g. {fn.func.name.name}.dtype_out)", base.location)
+            defined[fn.func.name] = fn
             generated.append((fn, DispatchKey.CompositeExplicitAutograd, meta))
     _check_requests(functions)
     return generated
+
+
+def _named_as_requested(schema: FunctionSchema, base: NativeFunction, want_out: bool) -> FunctionSchema:
+    """The derived schema under the name the yaml's autogen list gives it (PyTorch writes e.g.
+    `autogen: mean.dtype_out` because `mean.out` is already taken)."""
+    for name in base.autogen:
+        if ("out" in name.overload_name) == want_out and name.name.base == schema.name.name.base:
+            if name != schema.name:
+                return replace(schema, name=replace(schema.name, overload_name=name.overload_name))
+            break
+    return schema
 
 
 def _check_requests(functions: list[NativeFunction]) -> None:

@@ -1,0 +1,70 @@
+// Every dispatch stub of the operator library (see dispatch_stub.h): the device loops that
+// device-generic impl() functions in csrc/native/*.cpp call. CPU loops register in
+// csrc/native/cpu/, CUDA loops in csrc/native/cuda/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "core/tensor_iterator.h"
+#include "native/dispatch_stub.h"
+
+namespace op::native {
+
+// ----- pointwise: meta() built the iterator; inputs in schema order, output(0) is the result.
+using PointwiseFn = void(TensorIteratorBase&);
+OP_DECLARE_STUB(add_stub, void(TensorIteratorBase&, const Scalar& alpha));  // a + alpha * b; sub passes -alpha
+OP_DECLARE_STUB(mul_stub, PointwiseFn);
+OP_DECLARE_STUB(div_true_stub, PointwiseFn);  // computes in a floating type (meta promotes integers)
+OP_DECLARE_STUB(maximum_stub, PointwiseFn);
+OP_DECLARE_STUB(minimum_stub, PointwiseFn);
+OP_DECLARE_STUB(pow_tensor_stub, PointwiseFn);
+OP_DECLARE_STUB(eq_stub, PointwiseFn);  // comparisons: compute in common_dtype(), write bool (or out's dtype)
+OP_DECLARE_STUB(ne_stub, PointwiseFn);
+OP_DECLARE_STUB(lt_stub, PointwiseFn);
+OP_DECLARE_STUB(le_stub, PointwiseFn);
+OP_DECLARE_STUB(gt_stub, PointwiseFn);
+OP_DECLARE_STUB(ge_stub, PointwiseFn);
+OP_DECLARE_STUB(where_stub, PointwiseFn);  // inputs: condition, self, other
+OP_DECLARE_STUB(neg_stub, PointwiseFn);
+OP_DECLARE_STUB(abs_stub, PointwiseFn);
+OP_DECLARE_STUB(exp_stub, PointwiseFn);
+OP_DECLARE_STUB(log_stub, PointwiseFn);
+OP_DECLARE_STUB(sqrt_stub, PointwiseFn);
+OP_DECLARE_STUB(sin_stub, PointwiseFn);
+OP_DECLARE_STUB(cos_stub, PointwiseFn);
+OP_DECLARE_STUB(tanh_stub, PointwiseFn);
+OP_DECLARE_STUB(sigmoid_stub, PointwiseFn);
+OP_DECLARE_STUB(clamp_stub, void(TensorIteratorBase&, const std::optional<Scalar>& min, const std::optional<Scalar>& max));
+
+// ----- reductions: `result` has self's rank, size 1 along the reduced dimensions (a view of
+// the out= tensor); self already has result's dtype (argmax: any dtype, result int64). The
+// dimensions reduced are those where result has size 1 and self does not.
+using ReduceFn = void(const Tensor& result, const Tensor& self);
+OP_DECLARE_STUB(sum_stub, ReduceFn);
+OP_DECLARE_STUB(mean_stub, ReduceFn);
+OP_DECLARE_STUB(amax_stub, ReduceFn);
+OP_DECLARE_STUB(amin_stub, ReduceFn);
+OP_DECLARE_STUB(argmax_stub, ReduceFn);  // index of the first maximum along the reduced dims, row-major
+
+// ----- linear algebra: batched 3-d matrices of one dtype, out [B,M,N] = beta * bias + alpha *
+// (a [B,M,K] @ b [B,K,N]); bias is undefined (beta ignored) or expanded to out's shape; out
+// does not overlap a, b or bias.
+OP_DECLARE_STUB(gemm_stub, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                                const Scalar& beta, const Scalar& alpha));
+
+// ----- factories and data movement.
+OP_DECLARE_STUB(fill_stub, void(const Tensor& self, const Scalar& value));
+// out[i] = start + i * step, out contiguous and 1-d.
+OP_DECLARE_STUB(arange_stub, void(const Tensor& out, const Scalar& start, const Scalar& step));
+// Counter-based random numbers: element i (row-major) draws from stream (seed, offset + i), so
+// CPU and CUDA give the same values and a generator advances by numel per call.
+OP_DECLARE_STUB(uniform_stub, void(const Tensor& self, double from, double to, uint64_t seed, uint64_t offset));
+OP_DECLARE_STUB(normal_stub, void(const Tensor& self, double mean, double std, uint64_t seed, uint64_t offset));
+// dst and src have the same shape (src already broadcast); dtypes may differ. The CUDA entry
+// handles every copy with a CUDA side (host to device, device to host, device to device).
+OP_DECLARE_STUB(copy_stub, void(const Tensor& dst, const Tensor& src));
+
+}  // namespace op::native
