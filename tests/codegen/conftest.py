@@ -12,6 +12,15 @@ REPO_TAGS = os.path.join(REPO_ROOT, "yaml", "tags.yaml")
 STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")
 
 
+def repo_group_count() -> int:
+    """How many operator groups the repo's yaml has (tests count regenerations against it)."""
+    from opgen.model import load_model
+    return len(load_model(REPO_YAML, REPO_TAGS).operator_groups)
+
+
+GROUPS = repo_group_count()
+
+
 def run_generate(yaml, out, *extra, hashseed="0", cwd=REPO_ROOT, python_path=None):
     env = dict(os.environ, PYTHONHASHSEED=hashseed)
     env.pop("OPGEN_DEBUG", None)

@@ -411,6 +411,16 @@ CASES = [
           autogen: foo.out
         """, "autogen asks for an out= variant of foo, but it returns no tensor", id="autogen-out-without-tensor-return"),
     pytest.param("""
+        - func: foo(Tensor self) -> Tensor  #<
+          dispatch:
+            CompositeExplicitAutograd: foo
+          autogen: foo.out
+        - func: foo.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+          dispatch:
+            CPU: foo_dim_out
+        """, "already defines foo.out with other arguments; list the derived variant under another overload name",
+        id="autogen-name-clash"),
+    pytest.param("""
         - func: foo.a(Tensor self) -> Tensor
           dispatch:
             CPU: foo_a
@@ -520,3 +530,23 @@ def test_custom_namespace_is_kept_apart_from_the_schema(yaml_files):
     model = yaml_files.load("- func: myops::foo(Tensor self) -> Tensor\n")
     (f,) = model.functions
     assert f.namespace == "myops" and str(f.func.name) == "foo"
+
+
+def test_autogen_uses_the_overload_names_the_yaml_lists(yaml_files):
+    # PyTorch writes `autogen: mean.dtype_out` because mean.out already names another variant.
+    model = yaml_files.load("""
+- func: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: mean
+  autogen: mean.dtype_out
+- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: mean_out
+- func: normal_(Tensor(a!) self, float mean=0, *, Generator? generator=None) -> Tensor(a!)
+  dispatch:
+    CPU: normal_
+  autogen: normal.functional, normal.out
+  tags: nondeterministic_seeded
+""")
+    names = sorted(str(f.func.name) for f in model.functions)
+    assert names == ["mean", "mean.dtype_out", "mean.out", "normal.functional", "normal.out", "normal_"]
