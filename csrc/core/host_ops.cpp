@@ -1,6 +1,7 @@
 #include "core/host_ops.h"
 
 #include <algorithm>
+#include <array>
 
 namespace op::host {
 
@@ -51,25 +52,29 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef sizes, IntArrayRef 
   return out;
 }
 
-Tensor view(const Tensor& t, IntArrayRef sizes) {
+std::vector<int64_t> infer_size(IntArrayRef sizes, int64_t numel, const char* what) {
   std::vector<int64_t> shape = sizes.vec();
   int64_t known = 1, infer = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
-      OP_CHECK(infer < 0, "view: only one dimension can be -1 in ", str_list(sizes));
+      OP_CHECK(infer < 0, what, ": only one dimension can be -1 in ", str_list(sizes));
       infer = static_cast<int64_t>(d);
     } else {
-      OP_CHECK(shape[d] >= 0, "view: invalid size ", shape[d], " in ", str_list(sizes));
+      OP_CHECK(shape[d] >= 0, what, ": invalid size ", shape[d], " in ", str_list(sizes));
       known *= shape[d];
     }
   }
-  const int64_t numel = t.numel();
   if (infer >= 0) {
-    OP_CHECK(known != 0 && numel % known == 0, "view: shape ", str_list(sizes), " is invalid for ", numel,
+    OP_CHECK(known != 0 && numel % known == 0, what, ": shape ", str_list(sizes), " is invalid for ", numel,
              " elements");
     shape[infer] = numel / known;
   }
-  OP_CHECK(numel_of(shape) == numel, "view: shape ", str_list(sizes), " is invalid for ", numel, " elements");
+  OP_CHECK(numel_of(shape) == numel, what, ": shape ", str_list(sizes), " is invalid for ", numel, " elements");
+  return shape;
+}
+
+Tensor view(const Tensor& t, IntArrayRef sizes) {
+  const std::vector<int64_t> shape = infer_size(sizes, t.numel(), "view");
   std::optional<std::vector<int64_t>> strides = view_strides(t.sizes(), t.strides(), shape);
   OP_CHECK(strides.has_value(), "view: shape ", str_list(sizes), " does not fit the tensor's sizes ",
            str_list(t.sizes()), " and strides ", str_list(t.strides()),
@@ -222,25 +227,28 @@ const Tensor& fill_(const Tensor& t, const Scalar& value) {
   return t;
 }
 
+namespace {
+
+// Element-by-element conversion from S to D over tensors of one shape.
+template <class D, class S>
+void copy_converting(const Tensor& dst, const Tensor& src) {
+  D* out = static_cast<D*>(dst.storage().data());
+  const S* in = static_cast<const S*>(src.storage().data());
+  for_each_offsets<2>(dst.sizes(), {dst.strides(), src.strides()}, {dst.storage_offset(), src.storage_offset()},
+                      [&](const std::array<int64_t, 2>& o) { out[o[0]] = static_cast<D>(in[o[1]]); });
+}
+
+}  // namespace
+
 const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   dst.check_host_data("copy_");
   src.check_host_data("copy_");
   Tensor from = src.sizes() == dst.sizes() ? src : expand(src, dst.sizes());
-  // Read everything first: src may overlap dst (e.g. a transposed view of it).
-  const bool exact_ints = is_integral(dst.dtype(), true) && is_integral(from.dtype(), true);
-  std::vector<double> values;
-  std::vector<int64_t> ints;  // int64 does not round-trip through double
-  if (exact_ints)
-    ints = from.to_vector<int64_t>();
-  else
-    values = from.to_vector<double>();
-  size_t i = 0;
+  // src may overlap dst (e.g. a transposed view of it): read it all before writing.
+  if (from.storage().is_alias_of(dst.storage()) && dst.numel() > 0) from = clone(from);
   OP_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
-    scalar_t* base = static_cast<scalar_t*>(dst.storage().data());
-    for_each_offset(dst.sizes(), dst.strides(), dst.storage_offset(), [&](int64_t o) {
-      base[o] = exact_ints ? static_cast<scalar_t>(ints[i]) : static_cast<scalar_t>(values[i]);
-      ++i;
-    });
+    using dst_t = scalar_t;
+    OP_DISPATCH_ALL_TYPES(from.dtype(), "copy_", { copy_converting<dst_t, scalar_t>(dst, from); });
   });
   return dst;
 }

@@ -23,6 +23,9 @@ Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides);  // 
 // One size may be -1. Works whenever the new shape can be expressed with strides over t's
 // memory (always for contiguous t); otherwise throws and suggests contiguous().
 Tensor view(const Tensor& t, IntArrayRef sizes);
+// `sizes` with its one -1 (if any) replaced so the shape holds `numel` elements; throws,
+// naming `what`, when no such shape exists (view, reshape).
+std::vector<int64_t> infer_size(IntArrayRef sizes, int64_t numel, const char* what);
 Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1);
 Tensor permute(const Tensor& t, IntArrayRef dims);
 Tensor select(const Tensor& t, int64_t dim, int64_t index);

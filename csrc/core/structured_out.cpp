@@ -3,6 +3,9 @@
 #include "core/error.h"
 #include "core/host_ops.h"
 #include "core/type_promotion.h"
+// Through the dispatcher, not host helpers: out= and functional variants run on every device.
+#include "ops/clone_ops.h"
+#include "ops/copy_ops.h"
 
 namespace op::impl {
 
@@ -37,10 +40,10 @@ void resize_out(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const
 Tensor& copy_to_out(Tensor& out, const Tensor& result) {
   OP_CHECK(result.defined(), "copy_to_out: the functional kernel returned an undefined tensor");
   resize_out(out, result.sizes(), {}, TensorOptions(result.dtype()).with_device(result.device()));
-  if (!out.is_meta()) host::copy_(out, result);
+  if (!out.is_meta()) ops::copy_::call(out, result, /*non_blocking=*/false);
   return out;
 }
 
-Tensor clone_for_functional(const Tensor& self) { return host::clone(self); }
+Tensor clone_for_functional(const Tensor& self) { return ops::clone::call(self, std::nullopt); }
 
 }  // namespace op::impl

@@ -1,10 +1,170 @@
-// view: a new TensorImpl over self's storage, no data touched.
+// Views: a new TensorImpl over self's storage with other sizes, strides or offset; no data is
+// touched, so every device shares these kernels. reshape and contiguous copy only when the
+// strides leave no choice.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
 #include "core/host_ops.h"
+#include "native/memory_layout.h"
+#include "ops/as_strided_native.h"
+#include "ops/clone.h"
+#include "ops/contiguous_native.h"
+#include "ops/expand_native.h"
+#include "ops/permute_native.h"
+#include "ops/reshape_native.h"
+#include "ops/select_native.h"
+#include "ops/slice_native.h"
+#include "ops/squeeze_native.h"
+#include "ops/t_native.h"
+#include "ops/transpose_native.h"
+#include "ops/unsqueeze_native.h"
+#include "ops/view.h"
 #include "ops/view_native.h"
 
 namespace op {
 
+namespace {
+
+// dim in [-n, n) -> [0, n), or an error naming the operator. A 0-d tensor accepts 0 and -1,
+// as if it were 1-d (squeeze(x, 0) and transpose(x, 0, -1) are no-ops on it).
+int64_t wrap_dim(const Tensor& self, int64_t dim, const char* what) {
+  const int64_t n = std::max<int64_t>(self.dim(), 1);
+  OP_CHECK(dim >= -n && dim < n, what, ": dimension ", dim, " is out of range for a ", self.dim(),
+           "-d tensor (expected a dimension in [", -n, ", ", n - 1, "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+// A view with self's own metadata: what a no-op view returns (still a new tensor handle).
+Tensor alias(const Tensor& self) { return host::as_strided(self, self.sizes(), self.strides()); }
+
+Tensor drop_dims(const Tensor& self, const std::vector<bool>& drop) {
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (drop[d]) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  return host::as_strided(self, sizes, strides);
+}
+
+}  // namespace
+
 Tensor native::view(const Tensor& self, IntArrayRef size) { return host::view(self, size); }
 
+Tensor native::as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                          std::optional<int64_t> storage_offset) {
+  const int64_t offset = storage_offset.value_or(self.storage_offset());
+  check_sizes_and_strides(size, stride, "as_strided");
+  OP_CHECK(offset >= 0, "as_strided: negative storage offset ", offset);
+  int64_t last = offset;  // the highest element the view reaches
+  if (numel_of(size) > 0) {
+    for (size_t d = 0; d < size.size(); ++d) last += (size[d] - 1) * stride[d];
+    const int64_t capacity = static_cast<int64_t>(self.storage().nbytes() / self.itemsize());
+    OP_CHECK(last < capacity, "as_strided: size ", str_list(size), ", stride ", str_list(stride),
+             " and storage offset ", offset, " reach element ", last, " but the storage holds ", capacity,
+             " elements");
+  }
+  return host::as_strided(self, size, stride, offset);
+}
+
+Tensor native::transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  dim0 = wrap_dim(self, dim0, "transpose");
+  dim1 = wrap_dim(self, dim1, "transpose");
+  if (self.dim() == 0) return alias(self);
+  return host::transpose(self, dim0, dim1);
+}
+
+Tensor native::t(const Tensor& self) {
+  OP_CHECK(self.dim() <= 2, "t: expects a tensor with at most 2 dimensions, got ", self.dim(),
+           "-d; use transpose(dim0, dim1) or permute");
+  return self.dim() < 2 ? alias(self) : host::transpose(self, 0, 1);
+}
+
+Tensor native::permute(const Tensor& self, IntArrayRef dims) {
+  OP_CHECK(static_cast<int64_t>(dims.size()) == self.dim(), "permute: ", dims.size(), " dims ", str_list(dims),
+           " given for a ", self.dim(), "-d tensor");
+  std::vector<int64_t> sizes, strides;
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(self, d, "permute");
+    OP_CHECK(!seen[w], "permute: dimension ", w, " repeats in ", str_list(dims));
+    seen[w] = true;
+    sizes.push_back(self.size(w));
+    strides.push_back(self.stride(w));
+  }
+  return host::as_strided(self, sizes, strides);
+}
+
+Tensor native::expand(const Tensor& self, IntArrayRef size, bool implicit) {
+  (void)implicit;  // only autograd cares whether the expansion was implicit
+  const size_t lead = size.size() >= static_cast<size_t>(self.dim()) ? size.size() - self.dim() : 0;
+  for (size_t d = 0; d < lead; ++d)
+    OP_CHECK(size[d] >= 0, "expand: size ", size[d], " is not allowed for the new leading dimension ", d, " of ",
+             str_list(size));
+  return host::expand(self, size);
+}
+
+Tensor native::squeeze(const Tensor& self) {
+  std::vector<bool> drop(self.dim());
+  for (int64_t d = 0; d < self.dim(); ++d) drop[d] = self.size(d) == 1;
+  return drop_dims(self, drop);
+}
+
+Tensor native::squeeze_dim(const Tensor& self, int64_t dim) {
+  const int64_t d = wrap_dim(self, dim, "squeeze");
+  std::vector<bool> drop(self.dim(), false);
+  if (self.dim() > 0) drop[d] = self.size(d) == 1;
+  return drop_dims(self, drop);
+}
+
+Tensor native::squeeze_dims(const Tensor& self, IntArrayRef dim) {
+  std::vector<bool> drop(self.dim(), false), seen(std::max<int64_t>(self.dim(), 1), false);
+  for (int64_t d : dim) {
+    const int64_t w = wrap_dim(self, d, "squeeze");
+    OP_CHECK(!seen[w], "squeeze: dimension ", w, " appears more than once in ", str_list(dim));
+    seen[w] = true;
+    if (self.dim() > 0) drop[w] = self.size(w) == 1;
+  }
+  return drop_dims(self, drop);
+}
+
+Tensor native::unsqueeze(const Tensor& self, int64_t dim) {
+  const int64_t n = self.dim() + 1;
+  OP_CHECK(dim >= -n && dim < n, "unsqueeze: dimension ", dim, " is out of range for a ", self.dim(),
+           "-d tensor (expected a dimension in [", -n, ", ", n - 1, "])");
+  return host::unsqueeze(self, dim);
+}
+
+Tensor native::select(const Tensor& self, int64_t dim, int64_t index) {
+  OP_CHECK(self.dim() > 0, "select: cannot select from a 0-d tensor");
+  const int64_t d = wrap_dim(self, dim, "select");
+  const int64_t n = self.size(d);
+  OP_CHECK(index >= -n && index < n, "select: index ", index, " is out of range for dimension ", dim, " of size ",
+           n);
+  return host::select(self, d, index);
+}
+
+Tensor native::slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                     int64_t step) {
+  OP_CHECK(self.dim() > 0, "slice: cannot slice a 0-d tensor");
+  const int64_t d = wrap_dim(self, dim, "slice");
+  OP_CHECK(step > 0, "slice: step must be positive, got ", step);
+  return host::slice(self, d, start.value_or(0), end.value_or(std::numeric_limits<int64_t>::max()), step);
+}
+
+Tensor native::reshape(const Tensor& self, IntArrayRef shape) {
+  const std::vector<int64_t> sizes = host::infer_size(shape, self.numel(), "reshape");
+  if (host::view_strides(self.sizes(), self.strides(), sizes)) return self.view(sizes);
+  return op::clone(self, MemoryFormat::Contiguous).view(sizes);
+}
+
+Tensor native::contiguous(const Tensor& self, MemoryFormat memory_format) {
+  OP_CHECK(memory_format != MemoryFormat::Preserve,
+           "contiguous: memory format preserve_format is not supported; pass contiguous_format or channels_last");
+  if (is_contiguous_as(self, memory_format)) return self;
+  return op::clone(self, memory_format);
+}
 
 }  // namespace op

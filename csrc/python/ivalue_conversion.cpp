@@ -113,6 +113,10 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
       if (!py::isinstance<DType>(obj)) return false;
       out = IValue(obj.cast<const DType&>().type);
       return true;
+    case BaseTy::Generator:  // opdispatch._C.Generator (generator_bindings.cpp)
+      if (!py::isinstance<op::Generator>(obj)) return false;
+      out = IValue(obj.cast<op::Generator>());
+      return true;
     case BaseTy::Device:
       if (!PyUnicode_Check(o)) return false;
       try {
@@ -302,6 +306,7 @@ py::object to_python(const IValue& v, const Type* type) {
     case Tag::BoolList: return list_of(v.to_bool_list(), [](bool b) { return py::bool_(b); });
     case Tag::ScalarType: return dtype_object(v.to_scalar_type());
     case Tag::Device: return py::str(v.to_device().str());
+    case Tag::Generator: return py::cast(v.to_generator());
   }
   return py::none();
 }

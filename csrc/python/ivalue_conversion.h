@@ -1,6 +1,6 @@
 // Python values <-> IValues, driven by the schema type of the argument or result:
 // to_ivalue() checks and converts one Python object for a Type (Tensor, Tensor?, Tensor[],
-// int/SymInt, float, bool, str, Scalar, int[] (or one int for int[N]), ScalarType, Device and
+// int/SymInt, float, bool, str, Scalar, int[] (or one int for int[N]), ScalarType, Device, Generator and
 // optionals of those); to_python() converts a boxed value back.
 #pragma once
 

@@ -3,15 +3,19 @@
 #include "core/error.h"
 #include "python/bindings.h"
 
+namespace opy { void init_cuda(py::module_& m); }  // cuda_bindings.cpp: _cuda_is_available, ...
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "opdispatch runtime bindings (use the opdispatch package, not this module)";
   // Every runtime failure (missing kernel, conflicting registration, bad value) is an
   // op::Error; Python sees opdispatch.Error, a RuntimeError.
   pybind11::register_exception<op::Error>(m, "Error", PyExc_RuntimeError);
   opy::init_dtypes(m);
+  opy::init_generator(m);
   opy::init_tensor(m);
   opy::init_dispatcher(m);
   opy::init_operators(m);
   opy::init_library(m);
   opy::init_test_ops(m);
+  opy::init_cuda(m);
 }

@@ -1,5 +1,7 @@
-// opdispatch.Tensor: attributes, printing and numpy interop (from_numpy shares memory with
-// the array, numpy() copies), plus host-side factories (empty, zeros, full).
+// opdispatch.Tensor: attributes and numpy interop (from_numpy shares memory with the array,
+// numpy() copies), plus host-side helpers the Python package builds on (_host_to, _host_full).
+// The operator methods (x.add, x.to, x.clone, ...), the arithmetic dunders and printing are
+// installed by the package (opdispatch/tensor.py, printing.py) from the operator table.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -17,6 +19,8 @@
 #include "python/tensor_object.h"
 
 namespace opy {
+
+void init_overload_sets(py::module_& m);  // overload_set.cpp: _C._OverloadSet, which the methods are made of
 
 namespace {
 
@@ -150,11 +154,7 @@ py::object scalar_object(const op::Scalar& s) {
   return py::float_(s.to<double>());
 }
 
-Tensor to(const Tensor& t, py::handle target, py::handle dtype, py::handle device) {
-  if (!target.is_none()) {
-    if (py::isinstance<DType>(target)) dtype = target;
-    else device = target;
-  }
+Tensor host_to(const Tensor& t, py::handle dtype, py::handle device) {
   op::TensorOptions options = options_from(dtype, device);
   Tensor out = t;
   if (options.device) out = op::host::to(out, *options.device);
@@ -165,7 +165,7 @@ Tensor to(const Tensor& t, py::handle target, py::handle dtype, py::handle devic
 }  // namespace
 
 void init_tensor(py::module_& m) {
-  py::class_<Tensor>(m, "Tensor", "A strided tensor (create one with opdispatch.tensor, from_numpy or empty).")
+  py::class_<Tensor>(m, "Tensor", "A strided tensor (create one with opdispatch.tensor, from_numpy or a factory such as zeros).")
       .def_property_readonly("shape", [](const Tensor& t) { return int_tuple(t.sizes()); })
       .def_property_readonly("strides", [](const Tensor& t) { return int_tuple(t.strides()); },
                              "Strides in elements (numpy's are in bytes).")
@@ -189,43 +189,26 @@ void init_tensor(py::module_& m) {
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("tolist", [](const Tensor& t) { return to_numpy(t).attr("tolist")(); })
       .def("item", [](const Tensor& t) { return scalar_object(op::host::item(t)); })
-      .def("copy_", [](const Tensor& t, const Tensor& src) { return op::host::copy_(t, src); }, py::arg("src"),
-           "Copies src's values into this tensor (broadcasting, converting dtypes); returns it.")
-      .def("fill_", [](const Tensor& t, py::handle value) {
-        op::IValue v;
-        std::string why;
-        if (!to_ivalue(value, op::Type::base(op::BaseTy::Scalar), v, why)) throw py::type_error("fill_ value must be " + why);
-        return op::host::fill_(t, v.to_scalar());
-      }, py::arg("value"))
-      .def("clone", [](const Tensor& t) { return op::host::clone(t); })
-      .def("contiguous", [](const Tensor& t) { return op::host::contiguous(t); })
-      .def("transpose", [](const Tensor& t, int64_t dim0, int64_t dim1) { return op::host::transpose(t, dim0, dim1); })
-      .def("to", &to, py::arg("target") = py::none(), py::kw_only(), py::arg("dtype") = py::none(),
-           py::arg("device") = py::none(), "A copy with another device and/or dtype (self when nothing changes).")
       .def("__len__", [](const Tensor& t) {
         if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
         return t.size(0);
-      })
-      .def("__repr__", &Tensor::to_string)
-      .def("__str__", &Tensor::to_string);
+      });
   init_tensor_type();
+  init_overload_sets(m);
 
   m.def("from_numpy", [](const py::array& a) { return from_numpy(a, false); }, py::arg("array"),
         "A tensor sharing the array's memory (read-only arrays are copied).");
   m.def("_from_numpy_copy", [](const py::array& a) { return from_numpy(a, true); }, py::arg("array"));
-  m.def("empty", [](py::object size, py::object dtype, py::object device) {
-    return Tensor::empty(sizes_from(size), options_from(dtype, device));
-  }, py::arg("size"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-        "An uninitialised tensor (meta tensors have no data at all).");
-  m.def("zeros", [](py::object size, py::object dtype, py::object device) {
-    return Tensor::full(sizes_from(size), 0, options_from(dtype, device));
-  }, py::arg("size"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());
-  m.def("full", [](py::object size, py::object value, py::object dtype, py::object device) {
+  m.def("_host_to", [](const Tensor& t, py::object dtype, py::object device) { return host_to(t, dtype, device); },
+        py::arg("tensor"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+        "A copy on another device and/or dtype by host copies, no operator (the tensor itself when nothing changes).");
+  m.def("_host_full", [](py::object size, py::object value, py::object dtype, py::object device) {
     op::IValue v;
     std::string why;
     if (!to_ivalue(value, op::Type::base(op::BaseTy::Scalar), v, why)) throw py::type_error("fill value must be " + why);
     return Tensor::full(sizes_from(size), v.to_scalar(), options_from(dtype, device));
-  }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+        "A filled tensor made on the host, no operator.");
 }
 
 }  // namespace opy

@@ -195,8 +195,13 @@ TEST(out_is_resized_in_place_and_checked) {
   add_out(Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<float>({10, 20}), out);
   CHECK(second_handle.sizes() == IntArrayRef({2, 2}));
   CHECK_EQ(second_handle.to_vector<double>(), (std::vector<double>{11, 22, 13, 24}));
+  // out keeps its dtype when the result casts into it without leaving its category.
   CHECK_THROWS(add_out(Tensor::from_vector<float>({1}), Tensor::from_vector<float>({1}), Tensor::empty({1}, ScalarType::Int64)),
-               "Expected out tensor to have dtype float32, but got int64 instead");
+               "test_add: result type float32 can't be cast to the desired output type int64");
+  Tensor wide = Tensor::empty({1}, ScalarType::Float64);
+  add_out(Tensor::from_vector<int32_t>({1}), Tensor::from_vector<int32_t>({2}), wide);
+  CHECK_EQ(wide.dtype(), ScalarType::Float64);
+  CHECK_EQ(wide.to_vector<double>(), (std::vector<double>{3}));
   Tensor meta_out = Tensor::empty({1}, TensorOptions(ScalarType::Float32).with_device(kMeta));
   CHECK_THROWS(impl::resize_out(meta_out, {1}, {}, TensorOptions(ScalarType::Float32).with_device(Device())),
                "Expected out tensor to have device cpu, but got meta instead");
@@ -204,6 +209,60 @@ TEST(out_is_resized_in_place_and_checked) {
   Tensor t = host::transpose(Tensor::zeros({2, 3}), 0, 1);
   impl::resize_out(t, {3, 2}, {}, ScalarType::Float32);
   CHECK(!t.is_contiguous());
+}
+
+// The host loop's row kinds: contiguous rows, broadcast rows (a stride-0 input read once per
+// row), strided rows, dimensions reordered to follow the output, one element, no elements,
+// and the optional row function for contiguous rows.
+TEST(iterator_loop_layouts) {
+  Tensor m = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor col = Tensor::from_vector<int64_t>({10, 20}, {2, 1});
+  CHECK_EQ(add(m, col).to_vector<int64_t>(), (std::vector<int64_t>{11, 12, 13, 24, 25, 26}));
+  CHECK_EQ(add(col, Tensor::from_vector<int64_t>({1, 2, 3})).to_vector<int64_t>(),
+           (std::vector<int64_t>{11, 12, 13, 21, 22, 23}));
+  CHECK_EQ(add(m, Tensor::scalar_tensor(int64_t{100})).to_vector<int64_t>(),
+           (std::vector<int64_t>{101, 102, 103, 104, 105, 106}));
+  Tensor every_other = host::slice(Tensor::from_vector<int64_t>({1, 0, 2, 0, 3, 0}), 0, 0, 6, 2);
+  CHECK_EQ(add(every_other, every_other).to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 6}));
+  // In place on a transposed tensor: the loop walks the output's memory order.
+  Tensor t = host::transpose(host::clone(m), 0, 1);  // [3, 2], strides [1, 3]
+  add_(t, Tensor::from_vector<int64_t>({100, 200}));
+  CHECK_EQ(t.to_vector<int64_t>(), (std::vector<int64_t>{101, 204, 102, 205, 103, 206}));
+  // Reading a row of the output while writing it: computed through a buffer.
+  Tensor self = host::clone(m);
+  add_(self, host::select(self, 0, 0));
+  CHECK_EQ(self.to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 6, 5, 7, 9}));
+  Tensor zero_d = add(Tensor::scalar_tensor(int64_t{2}), Tensor::scalar_tensor(int64_t{3}));
+  CHECK_EQ(zero_d.dim(), 0);
+  CHECK_EQ(host::item<int64_t>(zero_d), 5);
+  CHECK(add(Tensor::empty({0, 3}, ScalarType::Float32), Tensor::from_vector<float>({1, 2, 3})).sizes() ==
+        IntArrayRef({0, 3}));
+
+  // A row function sees exactly the contiguous rows.
+  struct Doubler final : TensorIteratorBase {
+    void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
+      out_ = impl::create_out(sizes, strides, options);
+    }
+    const Tensor& maybe_get_output(int64_t) override { return out_; }
+    Tensor run(const Tensor& a, std::vector<int64_t>* row_lengths) {
+      build_borrowing_unary_op(maybe_get_output(0), a, "test_double");
+      for_each_element<float>([](float x) { return 2 * x; },
+                              [row_lengths](float* out, const float* in, int64_t n) {
+                                row_lengths->push_back(n);
+                                for (int64_t i = 0; i < n; ++i) out[i] = 2 * in[i];
+                              });
+      return out_;
+    }
+    Tensor out_;
+  };
+  std::vector<int64_t> rows;
+  Tensor f = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK_EQ(Doubler().run(f, &rows).to_vector<double>(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  CHECK_EQ(rows, (std::vector<int64_t>{6}));  // dimensions merged into one row
+  rows.clear();
+  CHECK_EQ(Doubler().run(host::transpose(f, 0, 1), &rows).to_vector<double>(),
+           (std::vector<double>{2, 8, 4, 10, 6, 12}));
+  CHECK(rows.empty());  // strided input: the element function only
 }
 
 TEST(resize_grows_storage_for_every_view) {

@@ -1,15 +1,21 @@
-"""opdispatch: the dispatcher runtime from Python.
+"""opdispatch: the operator library and its dispatcher from Python.
 
     import opdispatch
-    t = opdispatch.tensor([[1., 2.], [3., 4.]])
-    lib = opdispatch.library.Library("myops", "DEF")
-    lib.define("double(Tensor x) -> Tensor")
-    lib.impl("double", "CPU", lambda x: ...)
-    opdispatch.ops.myops.double(t)
+    x = opdispatch.tensor([[1., 2.], [3., 4.]])
+    y = opdispatch.add(x, x, alpha=2)          # every operator with a `function` variant
+    z = x.sum([1], True) + 1                   # methods and Python operators
+    opdispatch.zeros(2, 3, dtype=opdispatch.float64)
+    x.to("meta")                               # tensor(..., device='meta', size=(2, 2))
 
-Tensors and dtypes come from the C++ extension (_C); operators are called through
-opdispatch.ops, registered through opdispatch.library and inspected through
-opdispatch.dispatcher.
+Functions (opdispatch.add, zeros, where, ...) and Tensor methods (x.add_, x.view, x.to, ...)
+are exactly the yaml operators whose `variants` include `function` / `method`; each call binds
+to the first overload whose schema accepts the arguments. Tensors also support + - * / ** @,
+comparisons, in-place operators, abs(), basic indexing and bool()/int()/float().
+
+opdispatch.ops.<ns>.<op>[.<overload>] calls any registered operator, opdispatch.library
+registers operators and kernels, opdispatch.dispatcher inspects and steers dispatch.
+Runtime failures raise opdispatch.Error (a RuntimeError) whose message names the operator;
+arguments that fit no overload raise TypeError naming the function.
 """
 from opdispatch import _C
 from opdispatch._C import (  # noqa: F401 - the public API
@@ -21,17 +27,32 @@ from opdispatch._C import (  # noqa: F401 - the public API
     int64,
     float32,
     float64,
-    empty,
     from_numpy,
-    full,
-    zeros,
 )
 from opdispatch.creation import tensor  # noqa: F401
 from opdispatch import dispatcher, library, ops  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
+from opdispatch import functions as _functions
+from opdispatch.indexing import install_indexing as _install_indexing
+from opdispatch.operators import install_operators as _install_operators
+from opdispatch.printing import install_printing as _install_printing
+from opdispatch.tensor_methods import install_methods as _install_methods
 
-__all__ = [
-    "Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64",
-    "empty", "from_numpy", "full", "zeros", "tensor", "register_device_type",
-    "dispatcher", "library", "ops",
-]
+_install_methods(Tensor)
+_install_operators(Tensor)
+_install_indexing(Tensor)
+_install_printing(Tensor)
+
+_FUNCTIONS = _functions.make_functions()
+globals().update(_FUNCTIONS)
+
+# Random number generators, when the extension has them.
+_RANDOM = [name for name in ("Generator", "manual_seed", "initial_seed", "default_generator") if hasattr(_C, name)]
+globals().update({name: getattr(_C, name) for name in _RANDOM})
+
+__all__ = sorted(
+    ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
+     "register_device_type", "dispatcher", "library", "ops"]
+    + _RANDOM
+    + [name for name in _FUNCTIONS if not name.startswith("_")]
+)

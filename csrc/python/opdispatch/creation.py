@@ -29,13 +29,14 @@ def _infer_dtype(data, array: np.ndarray):
 def tensor(data, dtype=None, device=None) -> _C.Tensor:
     """A tensor holding a copy of `data` (a number, nested lists/tuples, or an ndarray)."""
     if isinstance(data, _C.Tensor):
-        data = data.to("cpu").numpy() if data.device != "meta" else data
-        if isinstance(data, _C.Tensor):
+        if data.device == "meta":
             raise TypeError("can't copy the values of a meta tensor: it has none")
+        data = _C._host_to(data, device="cpu").numpy()
     if dtype is not None and not isinstance(dtype, _C.dtype):
         raise TypeError(f"dtype must be an opdispatch dtype (e.g. opdispatch.float32), not {type(dtype).__name__}")
     array = np.asarray(data)
     chosen = dtype if dtype is not None else _infer_dtype(data, array)
     array = np.asarray(array, dtype=np.dtype(chosen.name), order="C")
     result = _C._from_numpy_copy(array)
-    return result if device is None else result.to(device)
+    # A host copy, not an operator: any registered device works, with or without kernels.
+    return result if device is None else _C._host_to(result, device=device)

@@ -1,0 +1,50 @@
+"""Tensor.<name>(...): one method per operator whose yaml variants include `method`.
+
+The tensor is the operator's `self` argument (the first one, or wherever the schema puts it:
+x.where(c, y) is where(c, x, y)); the rest binds like a function call, first overload that
+fits wins. Sizes may be varargs where the only argument after self is an int list
+(x.view(2, 3), x.permute(1, 0)). `to` also takes torch's one-argument forms.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+from opdispatch import _C, _op_table
+
+
+def make_methods() -> Dict[str, "_C._OverloadSet"]:
+    """name -> the method Tensor gets under that name (a method descriptor)."""
+    varargs = set(_op_table.VARARGS_METHODS)
+    return {
+        name: _C._overload_set(f"Tensor.{name}", list(overloads),
+                              [_op_table.SELF_POSITIONS.get(o, 0) for o in overloads],
+                              is_method=True, varargs_sizes=name in varargs)
+        for name, overloads in _op_table.METHODS.items()
+    }
+
+
+def _torch_style_to(to_overloads):
+    """x.to(device) and x.to(other) on top of the schemas, which take a device only together
+    with a dtype (to.device) or by keyword (to.dtype_layout)."""
+
+    def to(self, *args, **kwargs):
+        if len(args) == 1 and isinstance(args[0], str):
+            return to_overloads(self, device=args[0], **kwargs)
+        if len(args) == 1 and isinstance(args[0], _C.Tensor):
+            return to_overloads(self, dtype=args[0].dtype, device=args[0].device, **kwargs)
+        return to_overloads(self, *args, **kwargs)
+
+    to.__doc__ = ("x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), x.to(dtype=..., device=...): "
+                  "self when nothing changes, else a copy.\n\n" + to_overloads.__doc__)
+    to.__qualname__ = "Tensor.to"
+    return to
+
+
+def install_methods(tensor_type: type) -> Dict[str, object]:
+    """Sets every operator method on `tensor_type`; returns them by name."""
+    methods: Dict[str, object] = dict(make_methods())
+    if "to" in methods:
+        methods["to"] = _torch_style_to(methods["to"])
+    for name, method in methods.items():
+        setattr(tensor_type, name, method)
+    return methods

@@ -1,0 +1,107 @@
+"""SCons tool: compile CUDA sources (.cu) into shared objects with nvcc.
+
+Construction variables:
+  CUDA_MODE       "auto" (default: build CUDA when nvcc is found), "on" (required: stop the
+                  build with exit status 2 when nvcc is missing) or "off".
+  NVCC            set by this tool: nvcc's absolute path, or "" when CUDA is not built. An NVCC
+                  environment variable (or construction variable) names the binary to use.
+  CUDA_HOME       the toolkit root (include/, lib64/): $CUDA_HOME, else the directory above the
+                  real nvcc, else /usr/local/cuda.
+  NVCCFLAGS       flags for every .cu compile (-Xcompiler -fPIC -std=c++17 -O2).
+  CUDA_SHOBJCOM   the command: ``env.SharedObject("x.cu")`` (and SharedLibrary sources) use it.
+
+``env.CudaActive()`` tells whether CUDA is built. Compiles go through ccache like C++ ones
+(``$( $CCACHE $)``, set by the ccache tool), and .cu files get SCons' C scanner, so editing a
+header they include rebuilds them.
+"""
+import functools
+import os
+import subprocess
+import sys
+
+import SCons.Action
+import SCons.Builder
+import SCons.Defaults
+import SCons.Scanner.C
+import SCons.Script
+import SCons.Tool
+
+MODES = ("auto", "on", "off")
+SUFFIX = ".cu"
+DEFAULT_CUDA_HOME = "/usr/local/cuda"
+
+
+def _fail(message):
+    print(f"scons: *** {message}", file=sys.stderr)
+    SCons.Script.Exit(2)
+
+
+def _find_nvcc(env, mode):
+    if mode not in MODES:
+        _fail(f"--cuda={mode} is not one of {', '.join(MODES)}")
+    if mode == "off":
+        return ""
+    requested = env.get("NVCC") or os.environ.get("NVCC", "")
+    if requested:
+        path = env.WhereIs(requested) or (requested if os.access(requested, os.X_OK) and os.path.isfile(requested) else "")
+        problem = f"NVCC={requested} is not an executable file"
+    else:
+        path = env.WhereIs("nvcc") or ""
+        problem = "nvcc was not found on PATH (set NVCC=/path/to/nvcc)"
+    if not path and mode == "on":
+        _fail(f"--cuda=on but {problem}")
+    if not path and requested:
+        print(f"[opgen] CUDA is off: {problem}")
+    return path
+
+
+def _cuda_home(nvcc):
+    """Where cuda_runtime.h and libcudart live (nvcc may be a wrapper script elsewhere)."""
+    candidates = [os.environ.get("CUDA_HOME", ""), os.path.dirname(os.path.dirname(os.path.realpath(nvcc))),
+                  DEFAULT_CUDA_HOME]
+    for root in candidates:
+        if root and os.path.isfile(os.path.join(root, "include", "cuda_runtime.h")):
+            return root
+    return DEFAULT_CUDA_HOME
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(nvcc, mtime_ns):
+    """nvcc's version: .cu objects depend on it (the compiler_version tool's idea for C++)."""
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        out = f"cannot run --version: {exc}"
+    lines = out.strip().splitlines()
+    return f"{nvcc}: {lines[-1] if lines else ''}"
+
+
+def _depend_on_nvcc(target, source, env):
+    nvcc = env["NVCC"]
+    env.Depends(target, env.Value(_identity(nvcc, os.stat(nvcc).st_mtime_ns)))
+    return target, source
+
+
+def _active(env):
+    return bool(env.get("NVCC"))
+
+
+def exists(env):
+    return True
+
+
+def generate(env):
+    env.SetDefault(CUDA_MODE="auto")
+    env["NVCC"] = _find_nvcc(env, str(env.subst("$CUDA_MODE")).strip().lower())
+    env.AddMethod(_active, "CudaActive")
+    if not env["NVCC"]:
+        return
+    env["CUDA_HOME"] = _cuda_home(env["NVCC"])
+    env.SetDefault(NVCCFLAGS=["-Xcompiler", "-fPIC", "-std=c++17", "-O2"])
+    # $( $) keeps ccache out of the signature, exactly as the ccache tool does for C++.
+    env["CUDA_SHOBJCOM"] = "$( $CCACHE $) $NVCC -o $TARGET -c $NVCCFLAGS $_CPPDEFFLAGS $_CPPINCFLAGS $SOURCES"
+    _, shared_obj = SCons.Tool.createObjBuilders(env)
+    shared_obj.add_action(SUFFIX, SCons.Action.Action("$CUDA_SHOBJCOM", "$CUDA_SHOBJCOMSTR"))
+    shared_obj.add_emitter(SUFFIX, SCons.Builder.ListEmitter([SCons.Defaults.SharedObjectEmitter, _depend_on_nvcc]))
+    # #include lines in .cu files are ordinary C++ includes.
+    SCons.Tool.SourceFileScanner.add_scanner(SUFFIX, SCons.Scanner.C.CScanner())
