@@ -4,19 +4,30 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <sys/mman.h>
+
 #include "core/error.h"
 
 namespace op {
 
 namespace {
 
+// Large blocks are 2 MiB aligned and marked for transparent huge pages: the first write to a
+// fresh 40 MB output otherwise faults in 10,000 4 KiB pages, which costs more than the
+// arithmetic (an add of 1e7 floats: ~18 ms instead of ~4 ms). numpy does the same.
+constexpr size_t kHugePage = size_t{2} << 20;
+
 class HostAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
+    const size_t alignment = nbytes >= kHugePage ? kHugePage : 64;
     // Round up so aligned_alloc's size requirement holds; never allocate zero bytes.
-    size_t rounded = ((nbytes + 63) / 64) * 64;
-    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    const size_t rounded = nbytes == 0 ? alignment : (nbytes + alignment - 1) / alignment * alignment;
+    void* p = std::aligned_alloc(alignment, rounded);
     OP_CHECK(p != nullptr, "out of host memory allocating ", nbytes, " bytes");
+#ifdef MADV_HUGEPAGE
+    if (alignment == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure is harmless
+#endif
     return DataPtr(p, [](void* q) { std::free(q); });
   }
 };

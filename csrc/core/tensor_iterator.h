@@ -179,15 +179,7 @@ void strided_row(F& f, R* out, int64_t out_stride, int64_t n, void* const* in, c
 
 template <class T, class F>
 void TensorIteratorBase::for_each_element(F&& f) const {
-  NoRow none;
-  if constexpr (std::is_invocable_v<F&, T>) {
-    run_loop<std::invoke_result_t<F&, T>, T>(f, none, std::make_index_sequence<1>{});
-  } else if constexpr (std::is_invocable_v<F&, T, T>) {
-    run_loop<std::invoke_result_t<F&, T, T>, T, T>(f, none, std::make_index_sequence<2>{});
-  } else {
-    static_assert(std::is_invocable_v<F&, T, T, T>, "for_each_element: f must take one T per input (1 to 3)");
-    run_loop<std::invoke_result_t<F&, T, T, T>, T, T, T>(f, none, std::make_index_sequence<3>{});
-  }
+  for_each_element<T>(f, NoRow{});
 }
 
 template <class... In, class F>
@@ -245,7 +237,7 @@ void TensorIteratorBase::run_loop(F& f, Row& row, std::index_sequence<I...>) con
   std::array<void*, N> row_in;
   for (int64_t r = 0; r < rows; ++r) {
     R* row_out = out_base + offset[0];
-    ((row_in[I] = const_cast<In*>(static_cast<const In*>(plan.data[I + 1]) + offset[I + 1])), ...);
+    ((row_in[I] = static_cast<In*>(plan.data[I + 1]) + offset[I + 1]), ...);
     if (unit_rows) {
       if constexpr (kHasRow) {
         if (scalar_mask == 0)

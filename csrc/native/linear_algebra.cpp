@@ -1,6 +1,7 @@
 // Matrix products: mm, bmm and addmm (with addmm_). meta() checks ranks, shapes, dtypes and
 // devices and announces the result; the device-generic impl() turns every product into the
 // batched gemm_stub (out [B,M,N] = beta * bias + alpha * a [B,M,K] @ b [B,K,N]).
+#include <string>
 #include <vector>
 
 #include "core/broadcast.h"

@@ -37,10 +37,15 @@ std::string base_name(const std::string& qualified) {
   return name;
 }
 
+// The message as is when it starts with the operator's name ("add: ...", "add_: ...",
+// "aten::add.Tensor: ..."), else prefixed with the overload's qualified name.
 std::string with_operator_name(const std::string& qualified, const std::string& message) {
   const std::string base = base_name(qualified);
-  const bool named = message.compare(0, base.size(), base) == 0 &&
-                     (message.size() == base.size() || std::string(":_.( ").find(message[base.size()]) != std::string::npos);
+  const std::string ns = qualified.substr(0, qualified.find("::") + 2);
+  const size_t start = message.compare(0, ns.size(), ns) == 0 ? ns.size() : 0;
+  const size_t end = start + base.size();
+  const bool named = message.compare(start, base.size(), base) == 0 &&
+                     (message.size() == end || std::string(":_.( ").find(message[end]) != std::string::npos);
   return named ? message : qualified + ": " + message;
 }
 

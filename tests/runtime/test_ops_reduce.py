@@ -92,6 +92,10 @@ def test_sum_of_everything_and_its_dtype(opdispatch, aten, rng, dtype):
     check_close(result.numpy(), np.asarray(expected).astype(result.numpy().dtype), dtype)
     assert aten.sum.default(x, dtype=opdispatch.float64).numpy().dtype == np.float64
     np.testing.assert_allclose(aten.sum.default(x, dtype=opdispatch.float64).numpy(), a.astype(np.float64).sum())
+    out = opdispatch.empty([2], dtype=result.dtype)
+    aten.sum.out(x, out=out)  # autogen from the composite
+    assert out.shape == ()
+    check_close(out.numpy(), result.numpy(), dtype)
 
 
 def test_sum_dtype_converts_before_adding(opdispatch, aten):
@@ -262,6 +266,10 @@ def test_amax_amin_propagate_nan(opdispatch, aten):
         ax = axes(dims, 2)
         np.testing.assert_array_equal(aten.amax.default(x, dims).numpy(), np.amax(a, axis=ax))
         np.testing.assert_array_equal(aten.amin.default(x, dims).numpy(), np.amin(a, axis=ax))
+    infinite = np.full((2, 300), -np.inf, np.float32)
+    np.testing.assert_array_equal(aten.amax.default(as_tensor(opdispatch, infinite)).numpy(), -np.inf)
+    np.testing.assert_array_equal(aten.amin.default(as_tensor(opdispatch, -infinite), [1]).numpy(), [np.inf, np.inf])
+    np.testing.assert_array_equal(aten.argmax.default(as_tensor(opdispatch, infinite), 1).numpy(), [0, 0])
 
 
 def test_amax_out_and_errors(opdispatch, aten, rng):
@@ -303,6 +311,18 @@ def test_argmax_of_noncontiguous_flattens_in_logical_order(opdispatch, aten, rng
         for dim in range(view.ndim):
             np.testing.assert_array_equal(aten.argmax.default(as_tensor(opdispatch, view), dim).numpy(),
                                           np.argmax(view, axis=dim))
+
+
+def test_argmax_of_long_rows_finds_the_first_maximum_and_nan(opdispatch, aten, rng):
+    a = rng.standard_normal((3, 5000))
+    a[0, 4000] = a[0, 4500] = 10.0  # a tie in a later block
+    a[1, 10] = a[1, 3000] = np.nan  # the first nan wins
+    a[2, 2500] = np.inf
+    for dtype in FLOATS:
+        x = as_tensor(opdispatch, a.astype(dtype))
+        np.testing.assert_array_equal(aten.argmax.default(x, 1).numpy(), [4000, 10, 2500])
+        assert aten.argmax.default(x).numpy() == 5010
+        np.testing.assert_array_equal(aten.amax.default(x, [1]).numpy(), np.amax(a.astype(dtype), axis=1))
 
 
 def test_argmax_nan_ties_empty_zero_dim_and_out(opdispatch, aten):

@@ -175,6 +175,69 @@ double sum_floating(const T* p, int64_t n) {
   return total;
 }
 
+// acc[i] += p[i] for a row of floats or doubles into double accumulators, four at a time.
+template <class T>
+void add_row_floating(double* acc, const T* p, int64_t n) {
+  typedef T In __attribute__((vector_size(4 * sizeof(T))));
+  typedef double Wide __attribute__((vector_size(4 * sizeof(double))));
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    In x;
+    Wide a;
+    std::memcpy(&x, p + i, sizeof(In));
+    std::memcpy(&a, acc + i, sizeof(Wide));
+    a += __builtin_convertvector(x, Wide);
+    std::memcpy(acc + i, &a, sizeof(Wide));
+  }
+  for (; i < n; ++i) acc[i] += p[i];
+}
+
+// x if it beats best (greater for Max, smaller otherwise), else best; works on scalars and
+// vectors alike (a vector condition selects per lane).
+template <bool Max, class V>
+V pick(V x, V best) {
+  if constexpr (Max)
+    return x > best ? x : best;
+  else
+    return x < best ? x : best;
+}
+
+// The largest (Max) or smallest element of a non-empty contiguous run of floats or doubles,
+// in vectors; has_nan reports whether the run holds a nan (the value returned then ignores it).
+template <class T, bool Max>
+T extremum_floating(const T* p, int64_t n, bool& has_nan) {
+  typedef T Vec __attribute__((vector_size(16)));
+  constexpr int64_t lanes = sizeof(Vec) / sizeof(T);
+  T best = p[0];
+  has_nan = false;
+  int64_t i = 0;
+  if (n >= 2 * lanes) {
+    Vec b0, b1;
+    std::memcpy(&b0, p, sizeof(Vec));
+    std::memcpy(&b1, p + lanes, sizeof(Vec));
+    auto nan = (b0 != b0) | (b1 != b1);
+    for (i = 2 * lanes; i + 2 * lanes <= n; i += 2 * lanes) {
+      Vec x0, x1;
+      std::memcpy(&x0, p + i, sizeof(Vec));
+      std::memcpy(&x1, p + i + lanes, sizeof(Vec));
+      nan |= (x0 != x0) | (x1 != x1);
+      b0 = pick<Max>(x0, b0);
+      b1 = pick<Max>(x1, b1);
+    }
+    const Vec b = pick<Max>(b1, b0);
+    best = b[0];
+    for (int64_t l = 0; l < lanes; ++l) {
+      best = pick<Max>(b[l], best);
+      has_nan |= nan[l] != 0;
+    }
+  }
+  for (; i < n; ++i) {
+    has_nan |= is_nan(p[i]);
+    best = pick<Max>(p[i], best);
+  }
+  return best;
+}
+
 // ----- the operations -----
 
 template <class T>
@@ -192,7 +255,10 @@ struct SumOp {
     }
   }
   static void fold_rows(acc_t* acc, const T* p, int64_t n, int64_t) {
-    for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<acc_t>(p[i]);
+    if constexpr (std::is_floating_point_v<T>)
+      add_row_floating(acc, p, n);
+    else
+      for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<acc_t>(p[i]);
   }
   static T finish(acc_t acc, int64_t) { return static_cast<T>(acc); }
 };
@@ -210,12 +276,24 @@ struct ExtremumOp {
   using acc_t = T;
   using out_t = T;
   static bool takes(T x, T acc) { return is_nan(x) || (Max ? x > acc : x < acc); }
-  static acc_t identity() { return Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(); }
+  static acc_t identity() {
+    using limits = std::numeric_limits<T>;
+    if constexpr (limits::has_infinity)
+      return Max ? -limits::infinity() : limits::infinity();
+    else
+      return Max ? limits::lowest() : limits::max();
+  }
   static void fold(acc_t& acc, const T* p, int64_t n, int64_t) {
-    T best = acc;
-    for (int64_t i = 0; i < n; ++i)
-      if (takes(p[i], best)) best = p[i];
-    acc = best;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (is_nan(acc)) return;
+      bool has_nan = false;
+      const T best = extremum_floating<T, Max>(p, n, has_nan);
+      acc = has_nan ? std::numeric_limits<T>::quiet_NaN() : pick<Max>(best, acc);
+    } else {
+      T best = acc;
+      for (int64_t i = 0; i < n; ++i) best = pick<Max>(p[i], best);
+      acc = best;
+    }
   }
   static void fold_rows(acc_t* acc, const T* p, int64_t n, int64_t) {
     for (int64_t i = 0; i < n; ++i)
@@ -237,8 +315,26 @@ struct ArgmaxOp {
   }
   static acc_t identity() { return {T(), -1}; }
   static void fold(acc_t& acc, const T* p, int64_t n, int64_t first_index) {
-    for (int64_t i = 0; i < n; ++i)
-      if (beats(p[i], acc)) acc = {p[i], first_index + i};
+    if constexpr (std::is_floating_point_v<T>) {
+      // Block by block: the vector maximum says whether a block holds a new answer, and
+      // only such a block is searched for the position.
+      constexpr int64_t block = 1024;
+      for (int64_t start = 0; start < n; start += block) {
+        if (acc.index >= 0 && is_nan(acc.value)) return;  // an earlier nan: nothing beats it
+        const int64_t length = std::min(block, n - start);
+        bool has_nan = false;
+        const T best = extremum_floating<T, true>(p + start, length, has_nan);
+        if (!has_nan && acc.index >= 0 && !(best > acc.value)) continue;
+        for (int64_t i = start; i < start + length; ++i)
+          if (has_nan ? is_nan(p[i]) : p[i] == best) {
+            acc = {p[i], first_index + i};
+            break;
+          }
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        if (beats(p[i], acc)) acc = {p[i], first_index + i};
+    }
   }
   static void fold_rows(acc_t* acc, const T* p, int64_t n, int64_t index) {
     for (int64_t i = 0; i < n; ++i)

@@ -33,27 +33,30 @@ def __getitem__(self, index):
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} ({consumed} given)")
     if sum(1 for item in items if item is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    result, dim = self, 0
+    result, dim, source_dim = self, 0, 0  # dim: in result; source_dim: in self, for messages
     for item in items:
         if item is None:
             result = result.unsqueeze(dim)
             dim += 1
         elif item is Ellipsis:
             dim += self.dim() - consumed
+            source_dim += self.dim() - consumed
         elif isinstance(item, slice):
             step = 1 if item.step is None else operator.index(item.step)
             if step <= 0:
                 raise ValueError(f"slice step must be positive, not {step}")
             result = result.slice(dim, item.start, item.stop, step)
             dim += 1
+            source_dim += 1
         else:
             i = _as_index(item)
             if i is None:
                 raise TypeError(f"Tensor indices must be ints, slices, None or ..., not {type(item).__name__}")
             size = result.shape[dim]
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of range for dimension {dim} with size {size}")
+                raise IndexError(f"index {i} is out of range for dimension {source_dim} with size {size}")
             result = result.select(dim, i if i >= 0 else i + size)
+            source_dim += 1
     return result
 
 
