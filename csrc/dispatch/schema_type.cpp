@@ -241,12 +241,13 @@ bool ivalue_matches(const IValue& value, const Type& type) {
   if (type.is_optional()) return tag == Tag::None || ivalue_matches(value, type.elem());
   if (type.is_list()) {
     const std::string elem = type.elem().boxed_kind();
-    auto size_ok = [&](size_t n) { return !type.list_size() || static_cast<int64_t>(n) == *type.list_size(); };
-    if (elem == "Tensor") return tag == Tag::TensorList && size_ok(value.to_tensor_list().size());
-    if (elem == "Tensor?") return tag == Tag::OptionalTensorList && size_ok(value.to_optional_tensor_list().size());
-    if (elem == "int") return tag == Tag::IntList && size_ok(value.to_int_list().size());
-    if (elem == "float") return tag == Tag::DoubleList && size_ok(value.to_double_list().size());
-    if (elem == "bool") return tag == Tag::BoolList && size_ok(value.to_bool_list().size());
+    // A list size (int[2]) only says how many copies a bare int expands to, as in PyTorch:
+    // lists of any length match (sum's `int[1]? dim` takes [0, 2], amax's `int[1] dim=[]` is empty).
+    if (elem == "Tensor") return tag == Tag::TensorList;
+    if (elem == "Tensor?") return tag == Tag::OptionalTensorList;
+    if (elem == "int") return tag == Tag::IntList;
+    if (elem == "float") return tag == Tag::DoubleList;
+    if (elem == "bool") return tag == Tag::BoolList;
     return false;
   }
   switch (type.base_ty()) {

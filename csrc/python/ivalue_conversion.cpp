@@ -180,10 +180,6 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
   }
   if (!PyList_Check(o) && !PyTuple_Check(o)) return false;
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-  if (size && n != *size) {
-    detail = " of length " + std::to_string(n);
-    return false;
-  }
   Py_ssize_t bad = -1;
   bool ok = false;
   std::string ignored;

@@ -64,7 +64,7 @@ class OverloadSet {
     OP_CHECK(self_positions.empty() || self_positions.size() == names.size(), options_.display,
              ": one self position per overload");
     for (size_t i = 0; i < names.size(); ++i)
-      candidates_.push_back(Candidate{names[i], self_positions.empty() ? 0 : self_positions[i], nullptr, {}, {}, 0});
+      candidates_.push_back(Candidate{names[i], self_positions.empty() ? 0 : self_positions[i], nullptr, nullptr, {}, {}});
   }
 
   OverloadSet(OverloadSet&&) = default;
@@ -100,9 +100,10 @@ class OverloadSet {
     std::string name;
     int self_position;                 // methods: where self goes among the positional arguments
     std::unique_ptr<PyOperator> op;    // looked up on first use
+    // What ruled_out() looks at, from the schema `analysed` parses (redone if it changes):
+    std::shared_ptr<const ArgumentParser> analysed;
     std::vector<bool> tensor_param;    // per positional parameter: Tensor or Tensor?
     std::vector<py::str> required_keywords;
-    size_t num_positional;
   };
 
   PyOperator& resolved(Candidate& c) {
@@ -110,19 +111,26 @@ class OverloadSet {
       std::optional<op::OperatorHandle> h = op::Dispatcher::singleton().find_op(c.name);
       OP_CHECK(h.has_value(), options_.display, ": operator ", c.name, " is not registered (is the library older than the package?)");
       c.op = std::make_unique<PyOperator>(*h);
-      const op::FunctionSchema& schema = c.op->parser()->schema();
-      for (const op::Argument& a : schema.arguments()) {
-        if (!a.kwarg_only) {
-          const op::Type& t = a.type;
-          c.tensor_param.push_back((t.is_base() && t.base_ty() == op::BaseTy::Tensor) ||
-                                   (t.is_optional() && t.elem().is_base() && t.elem().base_ty() == op::BaseTy::Tensor));
-        } else if (!a.has_default()) {
-          c.required_keywords.push_back(py::str(a.is_out ? "out" : a.name));  // out=(a, b) names them all "out"
-        }
-      }
-      c.num_positional = schema.num_positional();
     }
     return *c.op;
+  }
+
+  // The candidate's parser, with the facts ruled_out() needs taken from its schema.
+  static std::shared_ptr<const ArgumentParser> analysed_parser(Candidate& c) {
+    std::shared_ptr<const ArgumentParser> parser = c.op->parser();
+    if (parser == c.analysed) return parser;
+    c.tensor_param.clear();
+    c.required_keywords.clear();
+    for (const op::Argument& a : parser->schema().arguments()) {
+      const op::Type& t = a.type;
+      if (!a.kwarg_only)
+        c.tensor_param.push_back((t.is_base() && t.base_ty() == op::BaseTy::Tensor) ||
+                                 (t.is_optional() && t.elem().is_base() && t.elem().base_ty() == op::BaseTy::Tensor));
+      else if (!a.has_default())
+        c.required_keywords.push_back(py::str(a.is_out ? "out" : a.name));  // out=(a, b) names them all "out"
+    }
+    c.analysed = parser;
+    return parser;
   }
 
   // `args` with self moved to the candidate's position (a new tuple only when it moves).
@@ -139,7 +147,7 @@ class OverloadSet {
   // Whether the call cannot bind, judged without converting anything.
   static bool ruled_out(const Candidate& c, PyObject* args, PyObject* kwargs) {
     const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args));
-    if (n > c.num_positional) return true;
+    if (n > c.tensor_param.size()) return true;
     for (size_t i = 0; i < n; ++i) {
       PyObject* a = PyTuple_GET_ITEM(args, i);
       const bool tensor = as_tensor(a) != nullptr;
@@ -163,9 +171,9 @@ class OverloadSet {
     std::string error;
     for (Candidate& c : candidates_) {
       PyOperator& overload = resolved(c);
+      std::shared_ptr<const ArgumentParser> parser = analysed_parser(c);
       py::tuple call_args = arguments_for(c, args);
       if (ruled_out(c, call_args.ptr(), kwargs)) continue;
-      std::shared_ptr<const ArgumentParser> parser = overload.parser();
       if (!parser->parse(call_args.ptr(), kwargs, stack, given, error)) continue;
       try {
         return overload.run(*parser, stack, given, nullptr);

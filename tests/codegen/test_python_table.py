@@ -34,7 +34,9 @@ def expected_from_raw_yaml(path):
     """name -> qualified overloads, for functions and for methods, read from the yaml with
     plain pyyaml: an entry's `variants` (default: function); autogen'd names are functions."""
     functions, methods = {}, {}
-    for entry in pyyaml.safe_load(open(path, encoding="utf-8")):
+    with open(path, encoding="utf-8") as handle:
+        entries = pyyaml.safe_load(handle)
+    for entry in entries:
         full = entry["func"].split("(")[0]
         variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
         for variant, table in (("function", functions), ("method", methods)):
@@ -92,7 +94,8 @@ def test_output_does_not_depend_on_hash_seed_or_entry_order(repo_model, tmp_path
         assert run.returncode == 0, run.stderr
         outputs.add(run.stdout)
     assert outputs == {render_python_table(repo_model)}
-    entries = pyyaml.safe_load(open(REPO_YAML, encoding="utf-8"))
+    with open(REPO_YAML, encoding="utf-8") as handle:
+        entries = pyyaml.safe_load(handle)
     reversed_yaml = tmp_path / "native_functions.yaml"
     reversed_yaml.write_text(pyyaml.safe_dump(list(reversed(entries)), sort_keys=False))
     assert render_python_table(load_model(str(reversed_yaml), REPO_TAGS)) in outputs

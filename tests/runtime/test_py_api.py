@@ -252,7 +252,7 @@ def test_unsupported_operands_raise_type_error(opdispatch):
         "a" - x
     with pytest.raises(TypeError):
         x @ 2
-    assert (x == None) is False and (x != "a") is True  # noqa: E711 - identity fallback, as for objects
+    assert (x == None) is False and (x != "a") is True  # identity fallback, as for any object
     assert len({x, opdispatch.tensor([1.0])}) == 2  # hashing stays by identity
 
 

@@ -125,7 +125,7 @@ def test_argument_conversions_per_schema_type(opdispatch, make_lib, ns, t):
     bad = {0: ("a", "Tensor?, not int", 3), 1: ("b", "Tensor[], not list (element 0 is int)", [1]),
            3: ("i", "int, not float", 1.5), 4: ("s", "SymInt, not bool", True), 5: ("f", "float, not str", "x"),
            8: ("sc", "Scalar, not str", "1"), 9: ("dims", "int[], not str", "ab"),
-           11: ("pair", "int[2], not list of length 3", [1, 2, 3]),
+           11: ("pair", "int[2], not list (element 1 is float)", [1, 2.5]),
            12: ("dtype", "ScalarType, not str", "float32"), 13: ("dev", "Device, not str (unknown device type", "gpu")}
     for position, (name, message, value) in bad.items():
         args = list(base)

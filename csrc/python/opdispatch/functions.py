@@ -11,12 +11,10 @@ opdispatch.ops.aten.<name>), that accepts the arguments:
 """
 from __future__ import annotations
 
-from typing import Dict
-
 from opdispatch import _C, _op_table
 
 
-def make_functions() -> Dict[str, "_C._OverloadSet"]:
+def make_functions() -> dict[str, _C._OverloadSet]:
     """name -> the callable opdispatch exposes under that name."""
     varargs = set(_op_table.VARARGS_FUNCTIONS)
     return {

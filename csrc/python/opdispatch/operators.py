@@ -9,12 +9,12 @@ which type promotion treats like the number itself.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, Tuple
+from collections.abc import Iterable
 
 from opdispatch import _C, _op_table
 
 # Python operator -> the overloads it calls, in the order tried (Tensor operand first).
-BINARY: Dict[str, Tuple[str, ...]] = {
+BINARY: dict[str, tuple[str, ...]] = {
     "__add__": ("aten::add.Tensor", "aten::add.Scalar"),
     "__radd__": ("aten::add.Scalar",),             # number + x == x + number
     "__iadd__": ("aten::add_.Tensor", "aten::add_.Scalar"),
@@ -36,10 +36,10 @@ BINARY: Dict[str, Tuple[str, ...]] = {
     "__ge__": ("aten::ge.Tensor", "aten::ge.Scalar"),
 }
 # number ** x: pow.Scalar(Scalar self, Tensor exponent) takes the tensor second.
-REFLECTED_SCALAR_FIRST: Dict[str, str] = {"__rpow__": "aten::pow.Scalar"}
+REFLECTED_SCALAR_FIRST: dict[str, str] = {"__rpow__": "aten::pow.Scalar"}
 # number - x, number / x: no overload takes the number first, so it becomes a tensor.
-REFLECTED_VIA_TENSOR: Dict[str, str] = {"__rsub__": "aten::sub.Tensor", "__rtruediv__": "aten::div.Tensor"}
-UNARY: Dict[str, str] = {"__neg__": "aten::neg", "__abs__": "aten::abs"}
+REFLECTED_VIA_TENSOR: dict[str, str] = {"__rsub__": "aten::sub.Tensor", "__rtruediv__": "aten::div.Tensor"}
+UNARY: dict[str, str] = {"__neg__": "aten::neg", "__abs__": "aten::abs"}
 
 # Python numbers a zero-dim tensor stands for: the dtype it gets when the tensor's own dtype
 # is of a lower kind (bool < integer < floating), as a bare number would promote.
@@ -55,7 +55,7 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float))
 
 
-def number_tensor(value, like: "_C.Tensor") -> "_C.Tensor":
+def number_tensor(value, like: _C.Tensor) -> _C.Tensor:
     """A zero-dim tensor of `value` on like's device that promotes with `like` as the bare
     number would: like's dtype when the number is of the same kind or lower."""
     kind = _number_kind(value)

@@ -15,7 +15,7 @@ every dimension with '...' between.
 from __future__ import annotations
 
 import math
-from typing import Callable, List
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,7 +31,7 @@ PREFIX = "tensor("
 _IMPLIED_BY_VALUES = {_C.bool, _C.int64, _C.float32}
 
 
-def _host_values(t: "_C.Tensor"):
+def _host_values(t: _C.Tensor):
     """The values as a numpy array, or None when they cannot be read (meta tensors, devices
     whose memory the host cannot copy)."""
     if t.device == "meta":
@@ -42,7 +42,7 @@ def _host_values(t: "_C.Tensor"):
         return None
 
 
-def _edges(n: int, summarise: bool) -> List[int]:
+def _edges(n: int, summarise: bool) -> list[int]:
     """Indices shown along a dimension of size n; -1 marks the '...'."""
     if summarise and n > 2 * EDGE_ITEMS:
         return list(range(EDGE_ITEMS)) + [-1] + list(range(n - EDGE_ITEMS, n))
@@ -108,11 +108,11 @@ def _format_array(a: np.ndarray, fmt, indent: int, summarise: bool) -> str:
     return "[" + separator.join(rows) + "]"
 
 
-def _size(t: "_C.Tensor") -> str:
+def _size(t: _C.Tensor) -> str:
     return "size=" + repr(tuple(t.shape))
 
 
-def tensor_repr(t: "_C.Tensor") -> str:
+def tensor_repr(t: _C.Tensor) -> str:
     suffixes = [] if t.device == "cpu" else [f"device='{t.device}'"]
     values = _host_values(t)
     if values is None:

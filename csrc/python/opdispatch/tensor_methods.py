@@ -7,12 +7,10 @@ fits wins. Sizes may be varargs where the only argument after self is an int lis
 """
 from __future__ import annotations
 
-from typing import Dict
-
 from opdispatch import _C, _op_table
 
 
-def make_methods() -> Dict[str, "_C._OverloadSet"]:
+def make_methods() -> dict[str, _C._OverloadSet]:
     """name -> the method Tensor gets under that name (a method descriptor)."""
     varargs = set(_op_table.VARARGS_METHODS)
     return {
@@ -40,9 +38,9 @@ def _torch_style_to(to_overloads):
     return to
 
 
-def install_methods(tensor_type: type) -> Dict[str, object]:
+def install_methods(tensor_type: type) -> dict[str, object]:
     """Sets every operator method on `tensor_type`; returns them by name."""
-    methods: Dict[str, object] = dict(make_methods())
+    methods: dict[str, object] = dict(make_methods())
     if "to" in methods:
         methods["to"] = _torch_style_to(methods["to"])
     for name, method in methods.items():
