@@ -54,6 +54,25 @@ bool as_double(PyObject* o, double& out) {
   return true;
 }
 
+// numpy scalars (np.float32(2), np.bool_(True)) are numbers too; np.float64 and the integer
+// types already pass as float / through __index__. Only consulted after Python's own types,
+// and only when numpy has been imported, so plain calls never pay for it.
+bool numpy_scalar(py::handle obj, IValue& out) {
+  PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
+  if (numpy == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  py::object module = py::reinterpret_steal<py::object>(numpy);
+  if (!py::isinstance(obj, module.attr("generic"))) return false;
+  const std::string kind = py::str(obj.attr("dtype").attr("kind"));
+  if (kind == "b") out = IValue(op::Scalar(obj.cast<bool>()));
+  else if (kind == "i" || kind == "u") out = IValue(op::Scalar(obj.attr("item")().cast<int64_t>()));
+  else if (kind == "f") out = IValue(op::Scalar(obj.cast<double>()));
+  else return false;
+  return true;
+}
+
 bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail) {
   PyObject* o = obj.ptr();
   if (is_int_like(base)) {
@@ -105,9 +124,11 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
         out = IValue(op::Scalar(i));
         return true;
       }
-      if (!PyFloat_Check(o)) return false;
-      out = IValue(op::Scalar(PyFloat_AS_DOUBLE(o)));
-      return true;
+      if (PyFloat_Check(o)) {
+        out = IValue(op::Scalar(PyFloat_AS_DOUBLE(o)));
+        return true;
+      }
+      return numpy_scalar(obj, out);
     }
     case BaseTy::ScalarType:
       if (!py::isinstance<DType>(obj)) return false;

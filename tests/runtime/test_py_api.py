@@ -394,3 +394,13 @@ def test_random_and_generators_are_reexported(opdispatch):
         a = opdispatch.rand(3, generator=opdispatch.Generator().manual_seed(7))
         b = opdispatch.rand(3, generator=opdispatch.Generator().manual_seed(7))
         assert a.tolist() == b.tolist()
+
+
+def test_numpy_scalars_are_numbers_on_either_side(opdispatch):
+    x = opdispatch.tensor([1.0, 2.0])
+    for result, expected in [(x * np.float32(2), [2.0, 4.0]), (np.float32(2) * x, [2.0, 4.0]),
+                             (np.float64(2) - x, [1.0, 0.0]), (x + np.int32(1), [2.0, 3.0]),
+                             (x + np.bool_(True), [2.0, 3.0]), (np.int64(1) < x, [False, True])]:
+        assert isinstance(result, opdispatch.Tensor)
+        assert result.tolist() == expected
+    assert (opdispatch.tensor([1, 2], dtype=opdispatch.int32) * np.int64(3)).dtype == opdispatch.int32

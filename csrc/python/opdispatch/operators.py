@@ -134,3 +134,6 @@ def install_operators(tensor_type: type) -> None:
         setattr(tensor_type, function.__name__, function)
     # __eq__ is elementwise; hashing stays by identity, as for any Python object.
     tensor_type.__hash__ = object.__hash__
+    # numpy scalars on the left (np.float32(2) * x) defer to our reflected operators instead of
+    # turning x into an ndarray through __array__.
+    tensor_type.__array_priority__ = 1000
