@@ -14,15 +14,14 @@ within 1.5x of numpy.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_env import REPO, ensure_torchgen  # noqa: E402
+from peer_env import ensure_torchgen  # noqa: E402
+from runs import OPDISPATCH_PATH, build_extension, quiet_env, run_json  # noqa: E402
 from table import render_table  # noqa: E402
 
 POINTWISE_GOAL = 1.5  # large pointwise ops: at most this many times numpy's time
@@ -76,26 +75,6 @@ for label, fn in calls.items():
     out[f"call {label}"] = best_of(lambda: fn(x, y))
 print(json.dumps(out))
 """
-
-
-def quiet_env(extra: Optional[dict] = None) -> dict:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env.update(extra or {})
-    return env
-
-
-def run_json(cmd: list[str], env: dict) -> dict:
-    result = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:2])} ... failed (exit {result.returncode}):\n{result.stderr.strip()}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def build_extension() -> None:
-    build = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", os.path.join("build", "python")],
-                           cwd=REPO, capture_output=True, text=True)
-    if build.returncode != 0:
-        raise RuntimeError(f"scons failed:\n{build.stdout}\n{build.stderr}")
 
 
 def _time(seconds: float) -> str:
@@ -152,7 +131,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     mode = "quick" if args.quick else "full"
     build_extension()
     results = {"opdispatch": run_json([sys.executable, "-c", SNIPPET, "opdispatch", str(args.repeat), mode],
-                                      quiet_env({"PYTHONPATH": os.path.join(REPO, "build", "python")}))}
+                                      quiet_env({"PYTHONPATH": OPDISPATCH_PATH}))}
     peer_python = ensure_torchgen()
     results["numpy"] = run_json([peer_python or sys.executable, "-c", SNIPPET, "numpy", str(args.repeat), mode],
                                 quiet_env())

@@ -11,15 +11,14 @@ pinned to one so no library spins on the other core.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_env import REPO, ensure_torchgen  # noqa: E402
+from peer_env import ensure_torchgen  # noqa: E402
+from runs import OPDISPATCH_PATH, build_extension, quiet_env, run_json  # noqa: E402
 from table import render_table  # noqa: E402
 
 # Shared by both snippets: times `stmt` with the names in `env`, prints {label: [ns, ...]}.
@@ -86,26 +85,6 @@ measure(cases, int(sys.argv[1]))
 """
 
 
-def quiet_env(extra: Optional[dict] = None) -> dict:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env.update(extra or {})
-    return env
-
-
-def run_json(cmd: list[str], env: dict) -> dict:
-    result = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:2])} ... failed (exit {result.returncode}):\n{result.stderr.strip()}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def build_extension() -> None:
-    build = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", os.path.join("build", "python")],
-                           cwd=REPO, capture_output=True, text=True)
-    if build.returncode != 0:
-        raise RuntimeError(f"scons failed:\n{build.stdout}\n{build.stderr}")
-
-
 def format_table(results: dict, reference: Optional[str]) -> str:
     ref = statistics.median(results[reference]) if reference else None
     rows = []
@@ -123,7 +102,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("--repeat must be at least 1")
     build_extension()
     results = run_json([sys.executable, "-c", OPDISPATCH_SNIPPET, str(args.repeat)],
-                       quiet_env({"PYTHONPATH": os.path.join(REPO, "build", "python")}))
+                       quiet_env({"PYTHONPATH": OPDISPATCH_PATH}))
     peer_python = ensure_torchgen()
     peer = run_json([peer_python or sys.executable, "-c", PEER_SNIPPET, str(args.repeat),
                      "torch" if peer_python else "none"], quiet_env())
