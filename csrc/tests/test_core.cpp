@@ -169,9 +169,11 @@ TEST(meta_tensors_have_shape_but_no_data) {
 }
 
 TEST(cuda_without_allocator_is_a_clear_error) {
+  // A CUDA build installs an allocator when the library loads; take it away for this test.
+  Allocator* previous = set_allocator(DeviceType::CUDA, nullptr);
   CHECK_THROWS(Tensor::empty({2}, DeviceType::CUDA), "no allocator for device 'cuda'");
   // A test (or a CUDA build) can install one; host memory stands in here.
-  Allocator* previous = set_allocator(DeviceType::CUDA, cpu_allocator());
+  set_allocator(DeviceType::CUDA, cpu_allocator());
   Tensor t = Tensor::empty({2}, DeviceType::CUDA);
   set_allocator(DeviceType::CUDA, previous);
   CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CUDA).add(DispatchKey::AutogradCUDA));

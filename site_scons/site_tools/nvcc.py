@@ -43,7 +43,7 @@ def _find_nvcc(env, mode):
         return ""
     requested = env.get("NVCC") or os.environ.get("NVCC", "")
     if requested:
-        path = env.WhereIs(requested) or (requested if os.access(requested, os.X_OK) and os.path.isfile(requested) else "")
+        path = env.WhereIs(requested) or ""  # a name on PATH or a path (WhereIs joins absolute paths as they are)
         problem = f"NVCC={requested} is not an executable file"
     else:
         path = env.WhereIs("nvcc") or ""
@@ -65,11 +65,11 @@ def _cuda_home(nvcc):
     return DEFAULT_CUDA_HOME
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _identity(nvcc, mtime_ns):
     """nvcc's version: .cu objects depend on it (the compiler_version tool's idea for C++)."""
     try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([nvcc, "--version"], check=False, capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         out = f"cannot run --version: {exc}"
     lines = out.strip().splitlines()

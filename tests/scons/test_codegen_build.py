@@ -56,7 +56,8 @@ class Build:
 
 def scons(project, *args, target=LIBRARY):
     env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS", "OPGEN_DEBUG")}
-    args = [*args, target] if target else list(args)
+    # CUDA has its own tests (test_cuda_build.py); these compare against the CLI's default keys.
+    args = ["--cuda=off", *args, target] if target else ["--cuda=off", *args]
     result = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *args], cwd=project, env=env,
                             capture_output=True, text=True, timeout=900)
     return Build(result)

@@ -29,8 +29,8 @@ pytestmark = pytest.mark.skipif(not NVCC or not os.access(NVCC, os.X_OK), reason
 def scons(root, *args, timeout=900, **env_overrides):
     env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS", "NVCC")}
     env.update(env_overrides)
-    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=root, env=env, check=False,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def ok(result):

@@ -26,17 +26,29 @@ def _infer_dtype(data, array: np.ndarray):
     return found
 
 
+def move_to(t: _C.Tensor, device: str) -> _C.Tensor:
+    """t on `device`. CUDA memory is copied by the CUDA copy kernels (through _to_copy); other
+    devices, including external ones emulated on the host that have no kernels yet, by a host copy."""
+    if "cuda" in (str(device).split(":")[0], t.device.split(":")[0]):
+        return _to_copy(t, device)
+    return _C._host_to(t, device=device)
+
+
+def _to_copy(t: _C.Tensor, device: str) -> _C.Tensor:
+    from opdispatch import ops  # noqa: PLC0415 - ops imports the package; resolve at call time
+    return ops.aten._to_copy.default(t, device=device)
+
+
 def tensor(data, dtype=None, device=None) -> _C.Tensor:
     """A tensor holding a copy of `data` (a number, nested lists/tuples, or an ndarray)."""
     if isinstance(data, _C.Tensor):
         if data.device == "meta":
             raise TypeError("can't copy the values of a meta tensor: it has none")
-        data = _C._host_to(data, device="cpu").numpy()
+        data = move_to(data, "cpu").numpy()
     if dtype is not None and not isinstance(dtype, _C.dtype):
         raise TypeError(f"dtype must be an opdispatch dtype (e.g. opdispatch.float32), not {type(dtype).__name__}")
     array = np.asarray(data)
     chosen = dtype if dtype is not None else _infer_dtype(data, array)
     array = np.asarray(array, dtype=np.dtype(chosen.name), order="C")
     result = _C._from_numpy_copy(array)
-    # A host copy, not an operator: any registered device works, with or without kernels.
-    return result if device is None else _C._host_to(result, device=device)
+    return result if device is None else move_to(result, device)

@@ -60,7 +60,10 @@ def number_tensor(value, like: _C.Tensor) -> _C.Tensor:
     number would: like's dtype when the number is of the same kind or lower."""
     kind = _number_kind(value)
     dtype = like.dtype if _KIND[like.dtype] >= kind else _DEFAULT_FOR_KIND[kind]
-    return _C._host_full([], value, dtype=dtype, device=like.device)
+    # CUDA operands take the number as a 0-d CPU tensor (kernels read it once, as a scalar);
+    # a host fill cannot write CUDA memory.
+    device = "cpu" if like.device.startswith("cuda") else like.device
+    return _C._host_full([], value, dtype=dtype, device=device)
 
 
 def _reflected_via_tensor(name: str, qualified: str):

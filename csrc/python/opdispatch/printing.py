@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from opdispatch import _C
+from opdispatch.creation import move_to
 
 SUMMARY_THRESHOLD = 1000
 EDGE_ITEMS = 3
@@ -37,7 +38,7 @@ def _host_values(t: _C.Tensor):
     if t.device == "meta":
         return None
     try:
-        return (t if t.device == "cpu" else _C._host_to(t, device="cpu")).numpy()
+        return (t if t.device == "cpu" else move_to(t, "cpu")).numpy()
     except (RuntimeError, TypeError):
         return None
 
