@@ -37,6 +37,9 @@ def test_availability_answers_are_consistent(opdispatch, built):
     assert available == (count > 0)
     if not built:
         assert (available, count) == (False, 0)
+    # The public spelling says the same.
+    assert (opdispatch.cuda.is_built(), opdispatch.cuda.is_available(), opdispatch.cuda.device_count()) == (
+        built, available, count)
 
 
 def test_a_cuda_build_registers_cuda_kernels(opdispatch, built):

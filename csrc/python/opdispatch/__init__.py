@@ -12,6 +12,7 @@ are exactly the yaml operators whose `variants` include `function` / `method`; e
 to the first overload whose schema accepts the arguments. Tensors also support + - * / ** @,
 comparisons, in-place operators, abs(), basic indexing and bool()/int()/float().
 
+opdispatch.cuda says whether CUDA kernels were built and a device is present.
 opdispatch.ops.<ns>.<op>[.<overload>] calls any registered operator, opdispatch.library
 registers operators and kernels, opdispatch.dispatcher inspects and steers dispatch.
 Runtime failures raise opdispatch.Error (a RuntimeError) whose message names the operator;
@@ -30,7 +31,7 @@ from opdispatch._C import (  # noqa: F401 - the public API
     from_numpy,
 )
 from opdispatch.creation import tensor  # noqa: F401
-from opdispatch import dispatcher, library, ops  # noqa: F401
+from opdispatch import cuda, dispatcher, library, ops  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
 from opdispatch import functions as _functions
 from opdispatch.indexing import install_indexing as _install_indexing
@@ -52,7 +53,7 @@ globals().update({name: getattr(_C, name) for name in _RANDOM})
 
 __all__ = sorted(
     ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
-     "register_device_type", "dispatcher", "library", "ops"]
+     "register_device_type", "cuda", "dispatcher", "library", "ops"]
     + _RANDOM
     + [name for name in _FUNCTIONS if not name.startswith("_")]
 )
