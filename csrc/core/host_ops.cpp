@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/strided_loop.h"
+
 namespace op::host {
 
 // ----- views -----
@@ -193,14 +195,11 @@ void resize_(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
   std::vector<int64_t> new_strides = strides.empty() ? contiguous_strides(sizes) : strides.vec();
   OP_CHECK(new_strides.size() == sizes.size(), "resize: sizes ", str_list(sizes), " and strides ",
            str_list(strides), " differ in length");
-  int64_t last = t.storage_offset();  // highest element offset the new shape touches
-  if (numel_of(sizes) > 0) {
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      OP_CHECK(new_strides[d] >= 0, "resize: negative stride ", new_strides[d], " is not supported");
-      last += (sizes[d] - 1) * new_strides[d];
-    }
-    t.storage().grow(static_cast<size_t>(last + 1) * t.itemsize());
-  }
+  for (int64_t s : new_strides) OP_CHECK(s >= 0, "resize: negative stride ", s, " is not supported");
+  size_t bytes = 0;
+  OP_CHECK(storage_bytes_for(sizes, new_strides, t.storage_offset(), t.itemsize(), bytes), "resize: sizes ",
+           str_list(sizes), " are too large to address (more than 2^63 bytes)");
+  if (bytes > 0) t.storage().grow(bytes);
   t.unsafe_impl()->set_sizes_and_strides(sizes.vec(), std::move(new_strides));
 }
 

@@ -16,6 +16,32 @@ inline int64_t numel_of(IntArrayRef sizes) {
   return n;
 }
 
+// Bytes of storage a layout needs: elements up to the last one it addresses (from `offset`),
+// times the item size. Returns false when that does not fit in int64 (e.g. sizes
+// [1 << 40, 1 << 40]), which callers turn into an error instead of a wrapped-around allocation.
+// Strides must be non-negative.
+inline bool storage_bytes_for(IntArrayRef sizes, IntArrayRef strides, int64_t offset, size_t itemsize,
+                              size_t& bytes) {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    if (__builtin_mul_overflow(n, s, &n)) return false;
+  if (n == 0) {
+    bytes = 0;
+    return true;
+  }
+  int64_t last = offset;  // the highest element offset the layout touches
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &step) || __builtin_add_overflow(last, step, &last))
+      return false;
+  }
+  int64_t total = 0;
+  if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, static_cast<int64_t>(itemsize), &total))
+    return false;
+  bytes = static_cast<size_t>(total);
+  return true;
+}
+
 inline std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
   std::vector<int64_t> strides(sizes.size(), 1);
   for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * (sizes[d] > 1 ? sizes[d] : 1);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/host_ops.h"
+#include "core/strided_loop.h"
 
 namespace op {
 
@@ -80,9 +81,11 @@ Tensor Tensor::empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptio
   check_sizes(sizes, "empty");
   OP_CHECK(sizes.size() == strides.size(), "sizes and strides differ in length");
   ScalarType dtype = options.dtype_or_default();
-  int64_t span = numel_of(sizes) == 0 ? 0 : 1;
-  for (size_t d = 0; d < sizes.size() && span > 0; ++d) span += (sizes[d] - 1) * strides[d];
-  Storage storage = Storage::allocate(static_cast<size_t>(span) * element_size(dtype), options.device_or_default());
+  for (int64_t s : strides) OP_CHECK(s >= 0, "empty: negative stride ", s, " in strides ", str_list(strides));
+  size_t bytes = 0;
+  OP_CHECK(storage_bytes_for(sizes, strides, 0, element_size(dtype), bytes), "empty: a tensor of sizes ",
+           str_list(sizes), " and dtype ", ::op::to_string(dtype), " is too large to address (more than 2^63 bytes)");
+  Storage storage = Storage::allocate(bytes, options.device_or_default());
   return from_storage(std::move(storage), sizes, strides, 0, dtype);
 }
 

@@ -58,14 +58,13 @@ Tensor native::as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stri
   const int64_t offset = storage_offset.value_or(self.storage_offset());
   check_sizes_and_strides(size, stride, "as_strided");
   OP_CHECK(offset >= 0, "as_strided: negative storage offset ", offset);
-  int64_t last = offset;  // the highest element the view reaches
-  if (numel_of(size) > 0) {
-    for (size_t d = 0; d < size.size(); ++d) last += (size[d] - 1) * stride[d];
-    const int64_t capacity = static_cast<int64_t>(self.storage().nbytes() / self.itemsize());
-    OP_CHECK(last < capacity, "as_strided: size ", str_list(size), ", stride ", str_list(stride),
-             " and storage offset ", offset, " reach element ", last, " but the storage holds ", capacity,
-             " elements");
-  }
+  size_t bytes = 0;
+  OP_CHECK(storage_bytes_for(size, stride, offset, self.itemsize(), bytes), "as_strided: size ", str_list(size),
+           ", stride ", str_list(stride), " and storage offset ", offset, " address more than 2^63 bytes");
+  const size_t capacity = self.storage().nbytes();
+  OP_CHECK(bytes <= capacity, "as_strided: size ", str_list(size), ", stride ", str_list(stride),
+           " and storage offset ", offset, " reach element ", bytes / self.itemsize() - 1, " but the storage holds ",
+           capacity / self.itemsize(), " elements");
   return host::as_strided(self, size, stride, offset);
 }
 

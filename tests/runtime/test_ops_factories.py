@@ -346,3 +346,15 @@ def test_random_errors(opdispatch, aten):
         aten.normal_.default(aten.empty.memory_format([2], device="meta"), 0.0, -1.0)
     with pytest.raises(opdispatch.Error, match=r"^uniform_: the generator is for device cuda"):
         aten.uniform_.default(opdispatch.zeros([2]), generator=opdispatch._C.Generator("cuda"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda od: od.zeros([1 << 62]),
+    lambda od: od.full([1 << 40, 1 << 40], 1.0),
+    lambda od: od.empty_strided([1 << 62, 2], [1, 1 << 62]),
+    lambda od: od.as_strided(od.zeros([6]), [1 << 62, 4], [1 << 62, 1]),
+], ids=["zeros", "full", "empty_strided", "as_strided"])
+def test_sizes_beyond_the_address_space_are_errors_not_wraparound(opdispatch, make):
+    # The byte count would overflow int64; an unchecked product wraps to a tiny allocation.
+    with pytest.raises(opdispatch.Error, match="2\\^63 bytes"):
+        make(opdispatch)
