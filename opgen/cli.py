@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
     model.add_argument("--json", action="store_true", help="print the whole model as JSON")
     model.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    model.add_argument("--backend-yaml", type=_existing_file,
+                       help="an external backend's yaml (xla_native_functions.yaml format) to validate; prints its kernels per key")
     model.set_defaults(run=_run_model)
 
     generate = commands.add_parser("generate", help="generate the C++ of every operator group into a directory")
@@ -66,6 +68,12 @@ def _run_model(args: argparse.Namespace) -> int:
 
     tags = args.tags or default_tags_path(args.yaml)
     model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+    if args.backend_yaml:
+        from .model.backend_yaml import backend_summary, parse_backend_yaml
+
+        backend = parse_backend_yaml(args.backend_yaml, model)
+        sys.stdout.write(model_json(backend.apply_to(model)) if args.json else backend_summary(backend))
+        return 0
     sys.stdout.write(model_json(model) if args.json else model_summary(model))
     return 0
 

@@ -1,5 +1,6 @@
 """opgen's operator model: schemas, native functions, backend indices and groupings."""
 from .backend import BackendIndex, BackendMetadata
+from .backend_yaml import BackendYaml, backend_summary, parse_backend_yaml
 from .dispatch_keys import DispatchKey
 from .grouping import OperatorGroup, VariantGroup, ViewGroup
 from .loader import Model, default_tags_path, load_model
@@ -8,7 +9,7 @@ from .parse_cache import load_model_cached
 from .schema import FunctionSchema, OperatorName, SchemaKind
 
 __all__ = [
-    "BackendIndex", "BackendMetadata", "DispatchKey", "FunctionSchema", "Model", "NativeFunction",
-    "OperatorGroup", "OperatorName", "SchemaKind", "VariantGroup", "ViewGroup", "default_tags_path",
-    "load_model", "load_model_cached",
+    "BackendIndex", "BackendMetadata", "BackendYaml", "DispatchKey", "FunctionSchema", "Model", "NativeFunction",
+    "OperatorGroup", "OperatorName", "SchemaKind", "VariantGroup", "ViewGroup", "backend_summary",
+    "default_tags_path", "load_model", "load_model_cached", "parse_backend_yaml",
 ]
