@@ -8,31 +8,13 @@ Construction variables:
 ``env.CcacheActive()`` (or a non-empty ``env["CCACHE"]``) tells whether compiles go through ccache.
 """
 import os
-import sys
 
-import SCons.Script
+from optional_program import find_program, mode_of
 
-MODES = ("auto", "on", "off")
 COMPILE_COMMANDS = ("CCCOM", "CXXCOM", "SHCCCOM", "SHCXXCOM")
 # $( ... $) drops the wrapper from the command's signature: switching ccache on or off
 # changes how objects are produced, never which objects SCons considers up to date.
 PREFIX = "$( $CCACHE $)"
-
-
-def _fail(message):
-    print(f"scons: *** {message}", file=sys.stderr)
-    SCons.Script.Exit(2)
-
-
-def _find_ccache(env, mode):
-    if mode not in MODES:
-        _fail(f"--ccache={mode} is not one of {', '.join(MODES)}")
-    if mode == "off":
-        return ""
-    path = env.WhereIs("ccache") or ""
-    if mode == "on" and not path:
-        _fail("--ccache=on but ccache was not found on PATH")
-    return path
 
 
 def _pass_environment(env):
@@ -59,7 +41,7 @@ def exists(env):
 
 def generate(env):
     env.SetDefault(CCACHE_MODE="auto")
-    env["CCACHE"] = _find_ccache(env, str(env.subst("$CCACHE_MODE")).strip().lower())
+    env["CCACHE"] = find_program(env, "ccache", mode_of(env, "CCACHE_MODE"), "ccache", "ccache was not found on PATH")
     for command in COMPILE_COMMANDS:
         current = env.get(command)
         if current and not str(current).startswith(PREFIX):

@@ -17,40 +17,27 @@ header they include rebuilds them.
 import functools
 import os
 import subprocess
-import sys
 
 import SCons.Action
 import SCons.Builder
 import SCons.Defaults
 import SCons.Scanner.C
-import SCons.Script
 import SCons.Tool
 
-MODES = ("auto", "on", "off")
+from optional_program import find_program, mode_of
+
 SUFFIX = ".cu"
 DEFAULT_CUDA_HOME = "/usr/local/cuda"
 
 
-def _fail(message):
-    print(f"scons: *** {message}", file=sys.stderr)
-    SCons.Script.Exit(2)
-
-
 def _find_nvcc(env, mode):
-    if mode not in MODES:
-        _fail(f"--cuda={mode} is not one of {', '.join(MODES)}")
-    if mode == "off":
-        return ""
     requested = env.get("NVCC") or os.environ.get("NVCC", "")
-    if requested:
-        path = env.WhereIs(requested) or ""  # a name on PATH or a path (WhereIs joins absolute paths as they are)
+    if requested:  # a name on PATH or a path (WhereIs takes absolute paths as they are)
         problem = f"NVCC={requested} is not an executable file"
     else:
-        path = env.WhereIs("nvcc") or ""
         problem = "nvcc was not found on PATH (set NVCC=/path/to/nvcc)"
-    if not path and mode == "on":
-        _fail(f"--cuda=on but {problem}")
-    if not path and requested:
+    path = find_program(env, "cuda", mode, requested or "nvcc", problem)
+    if not path and requested and mode == "auto":
         print(f"[opgen] CUDA is off: {problem}")
     return path
 
@@ -92,7 +79,7 @@ def exists(env):
 
 def generate(env):
     env.SetDefault(CUDA_MODE="auto")
-    env["NVCC"] = _find_nvcc(env, str(env.subst("$CUDA_MODE")).strip().lower())
+    env["NVCC"] = _find_nvcc(env, mode_of(env, "CUDA_MODE"))
     env.AddMethod(_active, "CudaActive")
     if not env["NVCC"]:
         return
