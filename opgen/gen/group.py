@@ -155,9 +155,7 @@ class GroupCodegen:
             includes.add("core/structured_out.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
-        for f in self.group.functions:
-            if is_generated_view_copy(f, key):  # the view's and clone's handles, from their groups
-                includes.update({layout.handles_header(f.func.name.name.base[:-len("_copy")]), layout.handles_header("clone")})
+        includes.update(layout.handles_header(other) for w in wrappers for other in w.other_groups)
         functions = {str(f.func.name): f for f in self.group.functions}
         by_ns: dict[str, list[Wrapper]] = {}
         for w in wrappers:

@@ -52,6 +52,7 @@ class Wrapper:
     callee: str = ""            # direct: the native kernel
     args: str = ""              # direct: its arguments
     structured: Optional[StructuredCall] = None
+    other_groups: tuple[str, ...] = ()  # groups whose operator handles the body calls
 
 
 def kernel_namespace(meta: BackendMetadata) -> str:
@@ -141,18 +142,15 @@ def is_generated_view_copy(f: NativeFunction, key: DispatchKey) -> bool:
             and f.func.name.name.base.endswith("_copy") and f.func.kind() is SchemaKind.functional)
 
 
-def view_of_copy_handle(f: NativeFunction) -> str:
-    """The operator handle of the view a view_copy function copies: view_copy -> view."""
-    base = f.func.name.name.base[:-len("_copy")]
-    overload = f.func.name.overload_name
-    return f"{base}_{overload}" if overload else base
-
-
 def _view_copy(f: NativeFunction) -> Wrapper:
-    args = names(dispatcher.bindings(f))
-    view = f"ops::{view_of_copy_handle(f)}::call({args})"
+    # The view x_copy copies is x, same overload and arguments: transpose_copy.int -> transpose.int.
+    view_group = f.func.name.name.base[:-len("_copy")]
+    overload = f.func.name.overload_name
+    view_handle = f"{view_group}_{overload}" if overload else view_group
+    view = f"ops::{view_handle}::call({names(dispatcher.bindings(f))})"
     body = (f"return ops::clone::call({view}, MemoryFormat::Contiguous);",)
-    return replace(_base("view_copy", DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body)
+    return replace(_base("view_copy", DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body,
+                   other_groups=(view_group, "clone"))
 
 
 def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -> bool:
