@@ -3,6 +3,7 @@ import os
 import sys
 
 import pytest
+import yaml as pyyaml
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL_DATA_DIR = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "pytorch-2.13")
@@ -22,6 +23,30 @@ def real_data_dir() -> str:
     if not os.path.isfile(os.path.join(REAL_DATA_DIR, "native_functions.yaml")):
         pytest.skip(f"PyTorch 2.13 reference yaml not found at {REAL_DATA_DIR}")
     return REAL_DATA_DIR
+
+
+def read_yaml_variants(path):
+    """(functions, methods): name -> qualified overloads, read from a native_functions.yaml
+    with plain pyyaml, independently of opgen: an entry's `variants` (default: function);
+    autogen'd names are functions."""
+    functions, methods = {}, {}
+    with open(path, encoding="utf-8") as handle:
+        entries = pyyaml.safe_load(handle)
+    for entry in entries:
+        full = entry["func"].split("(")[0]
+        variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
+        for variant, table in (("function", functions), ("method", methods)):
+            if variant in variants:
+                table.setdefault(full.split(".")[0], set()).add("aten::" + full)
+        for generated in filter(None, (g.strip() for g in str(entry.get("autogen", "")).split(","))):
+            functions.setdefault(generated.split(".")[0], set()).add("aten::" + generated)
+    return functions, methods
+
+
+@pytest.fixture(scope="session")
+def yaml_variants_of():
+    """read_yaml_variants, for tests in any room (each room has its own conftest module)."""
+    return read_yaml_variants
 
 
 @pytest.fixture(scope="session")

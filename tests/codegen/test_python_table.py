@@ -30,26 +30,8 @@ def table_module(text: str) -> dict:
     return namespace
 
 
-def expected_from_raw_yaml(path):
-    """name -> qualified overloads, for functions and for methods, read from the yaml with
-    plain pyyaml: an entry's `variants` (default: function); autogen'd names are functions."""
-    functions, methods = {}, {}
-    with open(path, encoding="utf-8") as handle:
-        entries = pyyaml.safe_load(handle)
-    for entry in entries:
-        full = entry["func"].split("(")[0]
-        variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
-        for variant, table in (("function", functions), ("method", methods)):
-            if variant in variants:
-                table.setdefault(full.split(".")[0], set()).add("aten::" + full)
-        for generated in str(entry.get("autogen", "")).split(","):
-            if generated.strip():
-                functions.setdefault(generated.strip().split(".")[0], set()).add("aten::" + generated.strip())
-    return functions, methods
-
-
-def test_functions_and_methods_are_exactly_the_yaml_variants(repo_model):
-    functions, methods = expected_from_raw_yaml(REPO_YAML)
+def test_functions_and_methods_are_exactly_the_yaml_variants(repo_model, yaml_variants_of):
+    functions, methods = yaml_variants_of(REPO_YAML)
     table = table_module(render_python_table(repo_model))
     assert {n: set(o) for n, o in table["FUNCTIONS"].items()} == functions
     assert {n: set(o) for n, o in table["METHODS"].items()} == methods

@@ -5,28 +5,11 @@ import os
 
 import numpy as np
 import pytest
-import yaml as pyyaml
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
 RNG = np.random.default_rng(5)
 NUMERIC = ["int32", "int64", "float32", "float64"]
-
-
-def yaml_variants():
-    """name -> qualified overloads for functions and for methods, from the yaml itself (plain
-    pyyaml; autogen'd names are functions)."""
-    functions, methods = {}, {}
-    with open(os.path.join(REPO_ROOT, "yaml", "native_functions.yaml"), encoding="utf-8") as handle:
-        entries = pyyaml.safe_load(handle)
-    for entry in entries:
-        full = entry["func"].split("(")[0]
-        variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
-        for variant, table in (("function", functions), ("method", methods)):
-            if variant in variants:
-                table.setdefault(full.split(".")[0], set()).add("aten::" + full)
-        for generated in filter(None, (g.strip() for g in str(entry.get("autogen", "")).split(","))):
-            functions.setdefault(generated.split(".")[0], set()).add("aten::" + generated)
-    return functions, methods
 
 
 def sample(shape, dtype):
@@ -46,8 +29,8 @@ def nonzero(shape, dtype):
 # --- functions and methods are exactly the yaml's variants -------------------------------------
 
 
-def test_functions_are_exactly_the_function_variants(opdispatch):
-    functions, _ = yaml_variants()
+def test_functions_are_exactly_the_function_variants(opdispatch, yaml_variants_of):
+    functions, _ = yaml_variants_of(REPO_YAML)
     overload_set = opdispatch._C._OverloadSet
     exposed = {name for name, value in vars(opdispatch).items() if isinstance(value, overload_set)}
     assert exposed == set(functions)
@@ -58,8 +41,8 @@ def test_functions_are_exactly_the_function_variants(opdispatch):
     assert all(hasattr(opdispatch, name) for name in opdispatch.__all__)
 
 
-def test_methods_are_exactly_the_method_variants(opdispatch):
-    _, methods = yaml_variants()
+def test_methods_are_exactly_the_method_variants(opdispatch, yaml_variants_of):
+    _, methods = yaml_variants_of(REPO_YAML)
     overload_set = opdispatch._C._OverloadSet
     exposed = {name for name, value in vars(opdispatch.Tensor).items()
                if isinstance(value, overload_set) and not name.startswith("__")}
