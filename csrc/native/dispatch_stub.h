@@ -4,7 +4,6 @@
 // static-initialisation time:
 //
 //   // native/stubs.h              OP_DECLARE_STUB(add_stub, void(TensorIteratorBase&, const Scalar&));
-//   // native/stubs.cpp            OP_DEFINE_STUB(add_stub);
 //   // native/cpu/binary_kernels.cpp   OP_REGISTER_STUB(add_stub, CPU, &add_kernel);
 //   // native/cuda/binary_kernels.cu   OP_REGISTER_STUB(add_stub, CUDA, &add_kernel_cuda);
 //   // native/binary_ops.cpp       add_stub(device_type(), *this, alpha);
@@ -50,11 +49,11 @@ class DispatchStub<R(Args...)> {
 
 }  // namespace op::native
 
-// A stub is declared in a header, defined once in a .cpp, and registered by each device's
-// kernel file. The registration is a namespace-scope static, so it runs when the library loads.
-// Variadic: a signature may contain commas.
-#define OP_DECLARE_STUB(NAME, ...) extern ::op::native::DispatchStub<__VA_ARGS__> NAME
-#define OP_DEFINE_STUB(NAME, ...) ::op::native::DispatchStub<__VA_ARGS__> NAME(#NAME)
+// A stub is an inline variable declared once, in a header: every translation unit shares the one
+// object, and its constexpr constructor makes it constant-initialised, so it exists before any
+// registration runs. Each device's kernel file registers with a namespace-scope static, which
+// runs when the library loads. Variadic: a signature may contain commas.
+#define OP_DECLARE_STUB(NAME, ...) inline ::op::native::DispatchStub<__VA_ARGS__> NAME(#NAME)
 #define OP_REGISTER_STUB(NAME, DEVICE, FN)                                                   \
   static const bool NAME##_##DEVICE##_registered = [] {                                      \
     ::op::native::NAME.set(::op::DeviceType::DEVICE, FN);                                    \

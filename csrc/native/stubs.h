@@ -1,6 +1,6 @@
-// Every dispatch stub of the operator library (see dispatch_stub.h): the device loops that
-// device-generic impl() functions in csrc/native/*.cpp call. CPU loops register in
-// csrc/native/cpu/, CUDA loops in csrc/native/cuda/.
+// Every dispatch stub of the operator library (see dispatch_stub.h), declared and defined here:
+// the device loops that device-generic impl() functions in csrc/native/*.cpp call. CPU loops
+// register in csrc/native/cpu/, CUDA loops in csrc/native/cuda/.
 #pragma once
 
 #include <cstdint>
