@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--keys", type=_dispatch_keys, default=None,
                           help="comma-separated dispatch keys to generate kernels for (default: the SCons build's)")
     generate.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    generate.add_argument("--backend-yaml", type=_existing_file,
+                          help="also generate an external backend's declarations and registrations (under backends/<Key>/)")
     generate.set_defaults(run=_run_generate)
     return parser
 
@@ -85,7 +87,12 @@ def _run_generate(args: argparse.Namespace) -> int:
     tags = args.tags or default_tags_path(args.yaml)
     model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
     config = CodegenConfig(args.keys) if args.keys else CodegenConfig()
-    report = generate_tree(model, args.out, config)
+    backend = None
+    if args.backend_yaml:
+        from .model.backend_yaml import parse_backend_yaml
+
+        backend = parse_backend_yaml(args.backend_yaml, model)
+    report = generate_tree(model, args.out, config, backend)
     print(report.summary())
     return 0
 

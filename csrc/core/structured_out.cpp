@@ -44,6 +44,13 @@ Tensor& copy_to_out(Tensor& out, const Tensor& result) {
   return out;
 }
 
+Tensor& copy_to_self(Tensor& self, const Tensor& result) {
+  OP_CHECK(result.defined(), "copy_to_self: the functional kernel returned an undefined tensor");
+  check_inplace(self, result.sizes(), TensorOptions(result.dtype()).with_device(result.device()));
+  if (!self.is_meta()) ops::copy_::call(self, result, /*non_blocking=*/false);
+  return self;
+}
+
 Tensor clone_for_functional(const Tensor& self) { return ops::clone::call(self, std::nullopt); }
 
 }  // namespace op::impl

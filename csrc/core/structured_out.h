@@ -1,8 +1,8 @@
 // What generated structured-kernel wrappers do with the outputs meta() announces: the
 // functional wrapper allocates them (create_out), the in-place wrapper checks `self` against
 // them (check_inplace), the out= wrapper resizes the user's tensor (resize_out). Wrappers
-// generated from a sibling kernel (autogen out= and functional variants) use copy_to_out and
-// clone_for_functional.
+// generated from a sibling kernel (autogen out= and functional variants) use copy_to_out, copy_to_self
+// and clone_for_functional.
 #pragma once
 
 #include "core/array_ref.h"
@@ -25,6 +25,10 @@ void resize_out(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const
 // out= from a functional kernel's result: resizes out to result's sizes (dtype and device must
 // match), copies the values and returns out.
 Tensor& copy_to_out(Tensor& out, const Tensor& result);
+
+// In-place from a functional kernel's result (external backends that list only the functional
+// variant): checked as check_inplace does, then the values are copied into self.
+Tensor& copy_to_self(Tensor& self, const Tensor& result);
 
 // A contiguous copy of self, for a functional variant built from an in-place kernel.
 Tensor clone_for_functional(const Tensor& self);

@@ -2,7 +2,7 @@
 
   canonical text of the group's functions (every field but the yaml location, so a comment
   or a moved entry changes nothing) + the kernel metadata of its functions at every in-tree
-  key + the build's key list + the codegen fingerprint (opgen's model, api, gen and
+  key (not an external backend's: those key the backend's own files) + the build's key list + the codegen fingerprint (opgen's model, api, gen and
   templates sources).
 """
 from __future__ import annotations
@@ -47,8 +47,11 @@ def canonical_function(f: NativeFunction) -> str:
 
 
 def canonical_kernels(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> str:
+    """f's kernels at the in-tree keys; external backends' kernels key their own files (gen/backend.py)."""
     lines = []
     for key in sorted(indices, key=lambda k: k.value):
+        if indices[key].external:
+            continue
         meta = indices[key].get(f.func.name)
         if meta is not None:
             lines.append(f"{key.value}: {_canonical(meta)}")

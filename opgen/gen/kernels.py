@@ -184,7 +184,8 @@ def _call(f: NativeFunction, args: list[str]) -> str:
 _FROM_OUT = {"dtype": "out.dtype()", "layout": "std::nullopt", "device": "out.device()", "pin_memory": "std::nullopt"}
 
 
-def _out_from_functional(group_rel: GroupRelations, f: NativeFunction) -> list[str]:
+def _out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: Optional[str] = None) -> list[str]:
+    """out= as functional + copy; ``callee`` calls a backend's kernel instead of redispatching."""
     functional = group_rel.sibling(f, SchemaKind.functional)
     outs = f.func.arguments.out
     if functional is None:
@@ -193,7 +194,8 @@ def _out_from_functional(group_rel: GroupRelations, f: NativeFunction) -> list[s
     args = [b.name if b.name in own else _FROM_OUT.get(b.name) for b in dispatcher.bindings(functional)]
     if None in args:
         return [f'OP_CHECK(false, "{f.func.name}: its functional variant takes arguments this out= variant lacks");']
-    lines = [f"auto result = {_call(functional, args)};"]
+    call = f"{callee}({', '.join(args)})" if callee else _call(functional, args)
+    lines = [f"auto result = {call};"]
     if len(outs) == 1 and isinstance(outs[0].type, ListType):
         name = outs[0].name
         lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<Tensor&>({name}[i]), result[i]);")

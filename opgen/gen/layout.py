@@ -39,3 +39,23 @@ def schema_source(group: str) -> str:
 
 def key_source(group: str, key: DispatchKey) -> str:
     return f"{OPS_DIR}/{group}_{key.value}.cpp"
+
+
+# External backends: one directory per backend key, apart from the in-tree files.
+BACKENDS_DIR = "backends"
+
+
+def backend_dir(backend: DispatchKey) -> str:
+    return f"{BACKENDS_DIR}/{backend.value}"
+
+
+def backend_native_header(backend: DispatchKey, group: str) -> str:
+    return f"{backend_dir(backend)}/{OPS_DIR}/{group}_native.h"
+
+
+def backend_key_source(backend: DispatchKey, group: str, key: DispatchKey) -> str:
+    return f"{backend_dir(backend)}/{OPS_DIR}/{group}_{key.value}.cpp"
+
+
+def backend_umbrella(backend: DispatchKey, class_name: str) -> str:
+    return f"{backend_dir(backend)}/{class_name}.h"

@@ -11,16 +11,20 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from typing import Optional
+
+from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from ..writer import write_if_changed
 from . import layout
+from .backend import backend_group_key, backend_groups, render_backend_umbrella
 from .config import CodegenConfig
 from .content_key import group_key
 from .group import GroupCodegen
 from .umbrellas import render_umbrellas
 
 MANIFEST = ".opgen-manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 @dataclass
@@ -50,49 +54,78 @@ def _read_manifest(path: str) -> dict:
             return data
     except (OSError, ValueError):
         pass
-    return {"version": MANIFEST_VERSION, "groups": {}}
+    return {"version": MANIFEST_VERSION, "groups": {}, "backends": {}}
 
 
 def _exists_all(out_dir: str, files: list[str]) -> bool:
     return all(os.path.exists(os.path.join(out_dir, p)) for p in files)
 
 
-def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig()) -> GenerateReport:
-    report = GenerateReport(groups=len(model.operator_groups))
-    manifest_path = os.path.join(out_dir, MANIFEST)
-    previous = _read_manifest(manifest_path)["groups"]
+def _generate(out_dir: str, report: GenerateReport, previous: dict, jobs) -> dict[str, dict]:
+    """Renders the (name, key, codegen) jobs whose key or files changed; returns the new entries."""
     current: dict[str, dict] = {}
-    for group in model.operator_groups:
-        key = group_key(group, model.indices, config)
-        old = previous.get(group.name)
+    for name, key, codegen in jobs:
+        report.groups += 1
+        old = previous.get(name)
         if old and old.get("key") == key and _exists_all(out_dir, old.get("files", [])):
-            current[group.name] = old
+            current[name] = old
             continue
-        files = GroupCodegen(group, model.indices, config).render()
+        files = codegen.render()
         for path, text in files.items():
             if write_if_changed(os.path.join(out_dir, path), text):
                 report.written.append(path)
-        report.regenerated.append(group.name)
-        current[group.name] = {"key": key, "files": list(files)}
+        report.regenerated.append(name)
+        current[name] = {"key": key, "files": list(files)}
+    return current
 
-    for path, text in render_umbrellas({name: entry["files"] for name, entry in current.items()}).items():
+
+def _write_all(out_dir: str, report: GenerateReport, files: dict[str, str]) -> None:
+    for path, text in files.items():
         if write_if_changed(os.path.join(out_dir, path), text):
             report.written.append(path)
-    report.removed = remove_stale(out_dir, {p for entry in current.values() for p in entry["files"]})
-    write_if_changed(manifest_path, json.dumps({"version": MANIFEST_VERSION, "groups": current}, indent=1, sort_keys=True) + "\n")
+
+
+def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig(),
+                  backend: Optional[BackendYaml] = None) -> GenerateReport:
+    """In-tree files for every group and, with ``backend``, that backend's files for the groups it
+    lists (under backends/<Key>/; a backend's entries are counted in the report as <group>@<Key>)."""
+    report = GenerateReport()
+    manifest_path = os.path.join(out_dir, MANIFEST)
+    manifest = _read_manifest(manifest_path)
+    groups = _generate(out_dir, report, manifest["groups"], (
+        (group.name, group_key(group, model.indices, config), GroupCodegen(group, model.indices, config))
+        for group in model.operator_groups))
+    _write_all(out_dir, report, render_umbrellas({name: entry["files"] for name, entry in groups.items()}))
+    expected = {p for entry in groups.values() for p in entry["files"]}
+    report.removed = remove_stale(out_dir, expected)
+
+    backends = dict(manifest.get("backends", {}))
+    if backend is not None:
+        key = str(backend.backend_key)
+        previous = {name.split("@")[0]: entry for name, entry in backends.get(key, {}).items()}
+        entries = _generate(out_dir, report, {f"{n}@{key}": e for n, e in previous.items()}, (
+            (f"{codegen.name}@{key}", backend_group_key(codegen.group, backend), codegen)
+            for codegen in backend_groups(model.operator_groups, backend)))
+        backends[key] = entries
+        _write_all(out_dir, report, render_backend_umbrella(backend, [name.split("@")[0] for name in entries]))
+        owned = {p for entry in entries.values() for p in entry["files"]}
+        report.removed += remove_stale(out_dir, owned, layout.backend_dir(backend.backend_key))
+    write_if_changed(manifest_path, json.dumps({"version": MANIFEST_VERSION, "groups": groups, "backends": backends},
+                                               indent=1, sort_keys=True) + "\n")
     return report
 
 
-def remove_stale(out_dir: str, expected: set[str]) -> list[str]:
-    """Delete files under ops/ that no current group produces; returns their paths."""
-    ops_dir = os.path.join(out_dir, layout.OPS_DIR)
+def remove_stale(out_dir: str, expected: set[str], under: str = "") -> list[str]:
+    """Delete files under [under/]ops/ that no current group produces; returns their paths."""
+    prefix = f"{under}/{layout.OPS_DIR}" if under else layout.OPS_DIR
+    ops_dir = os.path.join(out_dir, prefix)
     try:
         names = sorted(os.listdir(ops_dir))
     except FileNotFoundError:
         return []
     removed = []
     for name in names:
-        path = f"{layout.OPS_DIR}/{name}"
+        path = f"{prefix}/{name}"
         if path not in expected and not name.startswith("."):
             os.unlink(os.path.join(ops_dir, name))
             removed.append(path)

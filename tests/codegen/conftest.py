@@ -1,62 +1,9 @@
-"""Helpers for the codegen room: run ``python -m opgen generate`` and look at output trees."""
-import os
+"""Fixtures of the codegen tests; helpers live in generate_helpers.py."""
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REPO_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
-REPO_TAGS = os.path.join(REPO_ROOT, "yaml", "tags.yaml")
-STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")
-
-
-def repo_group_count() -> int:
-    """How many operator groups the repo's yaml has (tests count regenerations against it)."""
-    from opgen.model import load_model
-    return len(load_model(REPO_YAML, REPO_TAGS).operator_groups)
-
-
-GROUPS = repo_group_count()
-
-
-def run_generate(yaml, out, *extra, hashseed="0", cwd=REPO_ROOT, python_path=None):
-    env = dict(os.environ, PYTHONHASHSEED=hashseed)
-    env.pop("OPGEN_DEBUG", None)
-    if python_path:
-        env["PYTHONPATH"] = python_path
-    return subprocess.run([sys.executable, "-m", "opgen", "generate", str(yaml), "--out", str(out), *extra],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-
-
-def regenerated(stdout: str) -> tuple[int, int]:
-    """(N, M) from '[opgen] regenerated N/M groups'."""
-    line = next(l for l in stdout.splitlines() if "regenerated" in l)
-    n, m = line.split("regenerated ")[1].split(" groups")[0].split("/")
-    return int(n), int(m)
-
-
-def snapshot(root) -> dict[str, tuple[bytes, int]]:
-    """Generated files (state files excluded) -> (bytes, mtime_ns)."""
-    result = {}
-    for directory, _, files in os.walk(root):
-        for name in files:
-            if name in STATE_FILES or name.startswith(".tmp-"):
-                continue
-            path = os.path.join(directory, name)
-            with open(path, "rb") as handle:
-                result[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mtime_ns)
-    return result
-
-
-def changed(before: dict, after: dict) -> dict[str, set[str]]:
-    return {
-        "added": set(after) - set(before),
-        "removed": set(before) - set(after),
-        "rewritten": {p for p in set(before) & set(after) if before[p][1] != after[p][1]},
-        "different": {p for p in set(before) & set(after) if before[p][0] != after[p][0]},
-    }
+from generate_helpers import REPO_TAGS, REPO_YAML
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO_ROOT, regenerated, run_generate, snapshot
+from generate_helpers import REPO_ROOT, regenerated, run_generate, snapshot
 
 IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*", "tests")
 

@@ -2,7 +2,7 @@
 import os
 import time
 
-from conftest import GROUPS, changed, regenerated, run_generate, snapshot
+from generate_helpers import GROUPS, changed, regenerated, run_generate, snapshot
 
 
 def edit(path, old, new, count=1):

@@ -4,7 +4,7 @@ import shutil
 
 from opgen.model import load_model
 
-from conftest import GROUPS, REPO_ROOT, REPO_TAGS, changed, regenerated, run_generate, snapshot
+from generate_helpers import GROUPS, REPO_ROOT, REPO_TAGS, changed, regenerated, run_generate, snapshot
 
 IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*", "tests")
 

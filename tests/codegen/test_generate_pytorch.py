@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import regenerated, run_generate, snapshot
+from generate_helpers import regenerated, run_generate, snapshot
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml as pyyaml
 
-from conftest import REPO_ROOT, REPO_TAGS, REPO_YAML
+from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
 from opgen.gen.python_table import BANNER, python_table, render_python_table
 from opgen.model import load_model
 from opgen.model.loader import build_model

@@ -1,0 +1,194 @@
+"""What an external backend (a backend yaml) adds to one operator group.
+
+Per group with kernels at the backend or its autograd key:
+  backends/<Key>/ops/<group>_native.h     the backend's kernel declarations (dispatcher API), in
+                                          namespace <cpp_namespace>::<class_name>
+  backends/<Key>/ops/<group>_<Key>.cpp    registrations at the backend key, plus out= / in-place
+                                          wrappers built from a functional kernel when the
+                                          backend lists only that
+  backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key
+and once per backend the umbrella backends/<Key>/<class_name>.h.
+
+The class of torchgen's backend stubs is rendered as a namespace of the same name: a class
+cannot be declared piecemeal, a namespace can, so each group's declarations live in that group's
+header and editing one operator in the backend yaml touches that group's files only.  Kernels
+are still written ``Tensor XLANativeFunctions::add(...) { ... }``.
+
+These files are generated apart from the in-tree ones (their own content key, their own
+directory), so adding a backend leaves every CPU / CUDA file byte-identical.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+from typing import Optional
+
+from ..api import dispatcher
+from ..api.bindings import names, params
+from ..fingerprint import digest
+from ..model.backend_yaml import BackendYaml
+from ..model.dispatch_keys import DispatchKey
+from ..model.grouping import OperatorGroup
+from ..model.native_function import NativeFunction
+from ..model.schema import SchemaKind
+from . import layout
+from .content_key import canonical_function, codegen_fingerprint
+from .families import GroupRelations
+from .kernels import Wrapper, _base, _out_from_functional
+from .render import render
+
+# Header for types the declarations use when the backend's namespace is not under op::.
+_TYPES_HEADER = "core/tensor.h"
+
+
+class BackendGroupCodegen:
+    def __init__(self, group: OperatorGroup, backend: BackendYaml):
+        self.group = group
+        self.name = group.name
+        self.backend = backend
+        self.relations = GroupRelations(group)
+
+    @property
+    def key_dir(self) -> str:
+        return layout.backend_dir(self.backend.backend_key)
+
+    @property
+    def kernel_scope(self) -> str:
+        return f"{self.backend.cpp_namespace}::{self.backend.class_name}"
+
+    # ----- what exists -----
+
+    def _listed(self, key: Optional[DispatchKey]) -> list[tuple[NativeFunction, str]]:
+        """(function, kernel name) of the group's functions listed for one key, in yaml order."""
+        index = self.backend.indices.get(key) if key is not None else None
+        if index is None:
+            return []
+        return [(f, index.get(f.func.name).kernel) for f in self.group.functions if index.has_kernel(f.func.name)]
+
+    @cached_property
+    def declared(self) -> list[tuple[NativeFunction, str]]:
+        return self._listed(self.backend.backend_key) + self._listed(self.backend.autograd_key)
+
+    @cached_property
+    def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
+        out = {}
+        backend_wrappers = self._backend_wrappers()
+        if backend_wrappers:
+            out[self.backend.backend_key] = backend_wrappers
+        autograd = [self._direct(self.backend.autograd_key, f, kernel) for f, kernel in self._listed(self.backend.autograd_key)]
+        if autograd:
+            out[self.backend.autograd_key] = autograd
+        return out
+
+    def files(self) -> list[str]:
+        if not self.declared:
+            return []
+        paths = [layout.backend_native_header(self.backend.backend_key, self.name)]
+        paths.extend(layout.backend_key_source(self.backend.backend_key, self.name, key) for key in self.kernels)
+        return sorted(paths)
+
+    # ----- wrappers -----
+
+    def _direct(self, key: DispatchKey, f: NativeFunction, kernel: str) -> Wrapper:
+        return replace(_base("direct", key, f), callee=f"::{self.kernel_scope}::{kernel}", args=names(dispatcher.bindings(f)))
+
+    def _backend_wrappers(self) -> list[Wrapper]:
+        key = self.backend.backend_key
+        listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
+        wrappers = []
+        for f in self.group.functions:
+            if f.func.name in listed:
+                wrappers.append(self._direct(key, f, listed[f.func.name]))
+                continue
+            functional = self.relations.sibling(f, SchemaKind.functional)
+            if functional is None or functional.func.name not in listed or f.func.kind() not in (SchemaKind.inplace, SchemaKind.out):
+                continue
+            callee = f"::{self.kernel_scope}::{listed[functional.func.name]}"
+            if f.func.kind() is SchemaKind.out:
+                body = _out_from_functional(self.relations, f, callee)
+            else:
+                body = self._inplace_from_functional(f, functional, callee)
+            wrappers.append(replace(_base("generated", key, f), body=tuple(body)))
+        return wrappers
+
+    @staticmethod
+    def _inplace_from_functional(f: NativeFunction, functional: NativeFunction, callee: str) -> list[str]:
+        written = [a.name for a in f.func.arguments.all() if a.is_write]
+        if len(written) != 1 or len(functional.func.returns) != 1:
+            return [f'OP_CHECK(false, "{f.func.name}: in-place wrappers are built only for one written tensor");']
+        target = written[0]
+        return [f"auto result = {callee}({names(dispatcher.bindings(functional))});",
+                f"return impl::copy_to_self({target}, result);"]
+
+    # ----- rendering -----
+
+    def render(self) -> dict[str, str]:
+        if not self.declared:
+            return {}
+        key = self.backend.backend_key
+        out = {layout.backend_native_header(key, self.name): self._declarations()}
+        for dispatch_key, wrappers in self.kernels.items():
+            out[layout.backend_key_source(key, self.name, dispatch_key)] = self._key_source(dispatch_key, wrappers)
+        assert sorted(out) == self.files(), "files() and render() disagree"
+        return dict(sorted(out.items()))
+
+    def declarations(self) -> list[str]:
+        """One declaration per kernel signature, qualified by the kernel scope (for messages)."""
+        seen: dict[str, None] = {}
+        for f, kernel in self.declared:
+            seen[f"{dispatcher.return_type(f)} {kernel}({params(dispatcher.bindings(f))})"] = None
+        return list(seen)
+
+    def _declarations(self) -> str:
+        namespace = self.backend.cpp_namespace
+        return render("backend_declarations.h.j2", group=self.name, backend=str(self.backend.backend_key),
+                      namespace=namespace, class_name=self.backend.class_name,
+                      import_op_types=not (namespace == "op" or namespace.startswith("op::")),
+                      declarations=self.declarations())
+
+    def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
+        includes = {layout.backend_native_header(self.backend.backend_key, self.name), "dispatch/registration.h",
+                    layout.handles_header(self.name)}
+        if any(w.kind == "generated" for w in wrappers):
+            includes.add("core/structured_out.h")
+        includes.update(layout.handles_header(other) for w in wrappers for other in w.other_groups)
+        functions = {str(f.func.name): f for f in self.group.functions}
+        by_ns: dict[str, list[Wrapper]] = {}
+        for w in wrappers:
+            by_ns.setdefault(functions[w.operator].namespace, []).append(w)
+        return render("kernel_registration.cpp.j2", group=self.name, key=key.value, runtime_key=key.value,
+                      system_includes=[], includes=sorted(includes), wrappers=wrappers,
+                      namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
+
+
+def backend_identity(backend: BackendYaml) -> str:
+    """Everything about a backend, except its operator lists, that its generated files show."""
+    return (f"backend={backend.backend_key} autograd={backend.autograd_key} namespace={backend.cpp_namespace} "
+            f"class={backend.class_name}")
+
+
+def backend_group_key(group: OperatorGroup, backend: BackendYaml) -> str:
+    """Content key of one group's backend files: its functions and their backend kernels only,
+    so editing another operator's entry in the backend yaml leaves this key alone."""
+    parts = [codegen_fingerprint().encode(), backend_identity(backend).encode(), group.name.encode()]
+    for f in group.functions:
+        parts.append(canonical_function(f).encode())
+        for key, index in sorted(backend.indices.items(), key=lambda kv: kv[0].value):
+            meta = index.get(f.func.name)
+            if meta is not None:
+                parts.append(f"{key}: {meta.kernel} {index.use_out_as_primary} {index.device_guard}".encode())
+    return digest(*parts)
+
+
+def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:
+    """The groups the backend lists any operator of, as codegen objects."""
+    listed = {name for index in backend.indices.values() for name in index.index}
+    return [BackendGroupCodegen(g, backend) for g in groups if any(f.func.name in listed for f in g.functions)]
+
+
+def render_backend_umbrella(backend: BackendYaml, groups: list[str]) -> dict[str, str]:
+    key = backend.backend_key
+    headers = [layout.backend_native_header(key, g) for g in sorted(groups)]
+    description = (f"Every kernel the {key} backend declares, in namespace "
+                   f"{backend.cpp_namespace}::{backend.class_name} (one header per operator group).")
+    return {layout.backend_umbrella(key, backend.class_name): render("umbrella.h.j2", description=description, headers=headers)}
