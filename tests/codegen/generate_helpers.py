@@ -1,7 +1,6 @@
 """Helpers for the codegen tests: run ``python -m opgen generate`` and look at output trees.
 (A module of its own: a test importing from `conftest` gets whichever conftest pytest loaded last.)"""
 import os
-import shutil
 import subprocess
 import sys
 
