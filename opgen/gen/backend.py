@@ -34,7 +34,7 @@ from ..model.schema import SchemaKind
 from . import layout
 from .content_key import canonical_function, codegen_fingerprint
 from .families import GroupRelations
-from .kernels import Wrapper, _base, _out_from_functional
+from .kernels import Wrapper, _base, _out_from_functional, registration_source
 from .render import render
 
 # Header for types the declarations use when the backend's namespace is not under op::.
@@ -147,18 +147,11 @@ class BackendGroupCodegen:
                       declarations=self.declarations())
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
-        includes = {layout.backend_native_header(self.backend.backend_key, self.name), "dispatch/registration.h",
-                    layout.handles_header(self.name)}
+        # The group's handles header brings the operator library's types the wrappers use.
+        includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
         if any(w.kind == "generated" for w in wrappers):
             includes.add("core/structured_out.h")
-        includes.update(layout.handles_header(other) for w in wrappers for other in w.other_groups)
-        functions = {str(f.func.name): f for f in self.group.functions}
-        by_ns: dict[str, list[Wrapper]] = {}
-        for w in wrappers:
-            by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-        return render("kernel_registration.cpp.j2", group=self.name, key=key.value, runtime_key=key.value,
-                      system_includes=[], includes=sorted(includes), wrappers=wrappers,
-                      namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
+        return registration_source(self.relations, key.value, key.value, wrappers, includes)
 
 
 def backend_identity(backend: BackendYaml) -> str:

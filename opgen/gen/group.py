@@ -16,7 +16,7 @@ from ..model.native_function import NativeFunction
 from . import layout
 from .config import CodegenConfig, runtime_key
 from .families import GroupRelations
-from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels
+from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels, registration_source
 from .render import render
 
 # Headers of structured base classes the meta header must include.
@@ -148,19 +148,11 @@ class GroupCodegen:
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         g = self.name
-        includes = {layout.handles_header(g), "dispatch/registration.h"}
+        includes = {layout.handles_header(g)}
         if any(w.kind in ("direct", "structured") for w in wrappers):
             includes.add(layout.native_header(g))
         if any(w.kind in ("structured", "generated") for w in wrappers):
             includes.add("core/structured_out.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
-        includes.update(layout.handles_header(other) for w in wrappers for other in w.other_groups)
-        functions = {str(f.func.name): f for f in self.group.functions}
-        by_ns: dict[str, list[Wrapper]] = {}
-        for w in wrappers:
-            by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-        return render("kernel_registration.cpp.j2", group=g, key=key.value, runtime_key=runtime_key(key),
-                      system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
-                      includes=sorted(includes), wrappers=wrappers,
-                      namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
+        return registration_source(self.relations, key.value, runtime_key(key), wrappers, includes)

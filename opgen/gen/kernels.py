@@ -23,7 +23,9 @@ from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from ..model.types import BaseTy, BaseType, ListType
 from .config import STRUCTURED_WRAPPER_KEYS
+from .layout import handles_header
 from .families import GroupRelations
+from .render import render
 
 TENSOR = BaseType(BaseTy.Tensor)
 
@@ -237,3 +239,19 @@ def _return_outputs(f: NativeFunction, outs: list[str]) -> str:
     if len(f.func.returns) == 1:
         return f"return {outs[0]};"
     return f"return std::forward_as_tuple({', '.join(outs)});"
+
+
+def registration_source(group_rel: GroupRelations, key: str, runtime_key: str, wrappers: list[Wrapper],
+                        includes: set[str]) -> str:
+    """The translation unit defining and registering one group's wrappers at one key; ``includes``
+    are the headers the wrappers' callees need (the handles their bodies call are added here)."""
+    includes = includes | {"dispatch/registration.h"}
+    includes.update(handles_header(other) for w in wrappers for other in w.other_groups)
+    functions = {str(f.func.name): f for f in group_rel.group.functions}
+    by_ns: dict[str, list[Wrapper]] = {}
+    for w in wrappers:
+        by_ns.setdefault(functions[w.operator].namespace, []).append(w)
+    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, runtime_key=runtime_key,
+                  system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
+                  includes=sorted(includes), wrappers=wrappers,
+                  namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
