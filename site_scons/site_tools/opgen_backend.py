@@ -3,13 +3,14 @@
 ``env.OpgenBackend(model, name)`` reads yaml/<name>_native_functions.yaml against the model
 (stopping the build with exit status 2 on a bad file or an unknown name) and returns the
 opgen BackendYaml.  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
-OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anything is linked when a kernel the generated
-registrations call is not defined by the backend's sources.  No opgen logic lives here.
+OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anything is linked
+when a kernel the generated registrations call is not defined by the backend's objects.  No
+opgen logic lives here.
 """
 import os
 import sys
 
-import SCons.Script
+from opgen_model import stop  # site_tools is on sys.path while tools load
 
 from opgen.errors import OpgenError
 from opgen.link_check import NmError, missing_kernels
@@ -29,28 +30,21 @@ def available_backends(env) -> list[str]:
     return [n for n in names if os.path.isfile(env.File("#" + BACKEND_YAML.format(name=n)).abspath)]
 
 
-def _stop(message: str) -> None:
-    print(f"scons: *** [opgen] {message}", file=sys.stderr)
-    SCons.Script.Exit(2)
-
-
 def _backend(env, model, name):
     known = available_backends(env)
     if name not in known:
-        _stop(f"--backend={name}: no such backend; available: {', '.join(known) or 'none'} "
-              f"(a backend needs {BACKEND_YAML.format(name='NAME')} and {BACKEND_SOURCES.format(name='NAME')}/)")
+        stop(None, f"--backend={name}: no such backend; available: {', '.join(known) or 'none'} "
+                   f"(a backend needs {BACKEND_YAML.format(name='NAME')} and {BACKEND_SOURCES.format(name='NAME')}/)")
     relative = BACKEND_YAML.format(name=name)
     try:
         return parse_backend_yaml(env.File("#" + relative).abspath, model, display_name=relative)
     except OpgenError as exc:
-        for diagnostic in exc.diagnostics:
-            print(str(diagnostic), file=sys.stderr)
-        _stop(f"invalid backend yaml {relative}; nothing was built")
+        stop(exc, f"invalid backend yaml {relative}; nothing was built")
 
 
 def _check_definitions(target, source, env):
     backend = env["OPGEN_BACKEND"]
-    registrations = {node.abspath for node in env["OPGEN_REGISTRATIONS"]}
+    registrations = {node.abspath for node in env.Flatten(env["OPGEN_REGISTRATIONS"])}
     own = [s.abspath for s in source if s.abspath not in registrations]
     scope = f"{backend.cpp_namespace}::{backend.class_name}"
     try:

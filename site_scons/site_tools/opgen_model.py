@@ -31,10 +31,15 @@ def _load(env, yaml, tags=None):
             tags_display_name=_display(env, tags_node) if tags_node else None,
         )
     except OpgenError as exc:
-        for diagnostic in exc.diagnostics:
-            print(str(diagnostic), file=sys.stderr)
-        print("scons: *** [opgen] invalid operator yaml; nothing was built", file=sys.stderr)
-        SCons.Script.Exit(2)
+        stop(exc, "invalid operator yaml; nothing was built")
+
+
+def stop(error, summary: str) -> None:
+    """Ends the build with exit status 2: the input's FILE:LINE diagnostics, then one summary line."""
+    for diagnostic in getattr(error, "diagnostics", ()):
+        print(str(diagnostic), file=sys.stderr)
+    print(f"scons: *** [opgen] {summary}", file=sys.stderr)
+    SCons.Script.Exit(2)
 
 
 def _write_model_json(target, source, env):
