@@ -32,11 +32,13 @@ def _nm(objects: Iterable[str], *flags: str) -> list[str]:
 
 def _symbol(line: str) -> tuple[str, str]:
     """(type letter, demangled name) of one `nm` line; '' for file headers and blanks."""
-    parts = line.strip().split(" ", 2)
-    if len(parts) == 3:   # "0000000000000000 T name"
+    text = line.strip()
+    head, _, rest = text.partition(" ")
+    if len(head) == 1 and rest:   # "U name": undefined symbols have no address
+        return head, rest
+    parts = text.split(" ", 2)
+    if len(parts) == 3:   # "0000000000000000 T name" (demangled names contain spaces)
         return parts[1], parts[2]
-    if len(parts) == 2 and len(parts[0]) == 1:   # "U name" (undefined symbols have no address)
-        return parts[0], parts[1]
     return "", ""
 
 

@@ -1,5 +1,6 @@
-"""Fixtures for the runtime tests: the C++ test binary and the opdispatch Python package, both
-built by SCons on demand, plus per-test namespaces and libraries that are always closed."""
+"""Fixtures for the runtime tests: the C++ test binary, the opdispatch Python package and the
+sample xla backend, all built by SCons on demand, plus per-test namespaces and libraries that
+are always closed."""
 import importlib
 import itertools
 import os
@@ -9,9 +10,9 @@ import sys
 import pytest
 
 
-def _scons_build(repo_root: str, target: str) -> None:
+def _scons_build(repo_root: str, target: str, *options: str) -> None:
     build = subprocess.run(
-        [sys.executable, "-m", "SCons", "-Q", "-j2", target],
+        [sys.executable, "-m", "SCons", "-Q", "-j2", *options, target],
         cwd=repo_root, capture_output=True, text=True,
     )
     assert build.returncode == 0, f"scons failed to build {target}:\n{build.stdout}\n{build.stderr}"
@@ -35,8 +36,27 @@ def opdispatch(repo_root: str):
         sys.path.insert(0, path)
     module = importlib.import_module("opdispatch")
     assert os.path.dirname(module.__file__) == os.path.join(path, "opdispatch"), module.__file__
-    module.register_device_type("xla", "XLA")  # the external device the tests use
+    module.register_device_type("lazy", "Lazy")  # the external device the tests register kernels for
     return module
+
+
+@pytest.fixture(scope="session")
+def xla(opdispatch, repo_root: str):
+    """opdispatch.xla with the sample backend loaded (scons --backend=xla first). Its kernels
+    and CPU fallback stay registered for the rest of the session, which is why the other
+    tests register their Python kernels at the Lazy key instead of XLA."""
+    _scons_build(repo_root, os.path.join("build", "python"), "--backend=xla")
+    module = importlib.import_module("opdispatch.xla")
+    assert module.is_built(), "scons --backend=xla did not build opdispatch/_xla"
+    return module
+
+
+@pytest.fixture
+def backend_fallbacks() -> dict:
+    """Dispatch-table rows every operator gets from C++ backends loaded into this session:
+    once the xla fixture has loaded the backend, its CPU fallback fills the XLA row of every
+    operator without an XLA kernel. Tests that check whole tables add these rows."""
+    return {"XLA": "xla cpu fallback"} if "opdispatch._xla" in sys.modules else {}
 
 
 @pytest.fixture(scope="session")

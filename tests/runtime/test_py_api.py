@@ -309,7 +309,7 @@ def test_indexing_errors_and_assignment(opdispatch):
     (lambda od: od.tensor(np.zeros((0, 3), dtype=np.float32)), "tensor([], size=(0, 3))"),
     (lambda od: od.empty([2, 3], device="meta"), "tensor(..., device='meta', size=(2, 3))"),
     (lambda od: od.empty([2], dtype=od.int32, device="meta"), "tensor(..., device='meta', size=(2,), dtype=int32)"),
-    (lambda od: od.tensor([1.0, 2.0], device="xla"), "tensor([1., 2.], device='xla')"),
+    (lambda od: od.tensor([1.0, 2.0], device="lazy"), "tensor([1., 2.], device='lazy')"),
     (lambda od: od.tensor(np.arange(8).reshape(2, 2, 2)),
      "tensor([[[0, 1],\n         [2, 3]],\n\n        [[4, 5],\n         [6, 7]]])"),
 ])

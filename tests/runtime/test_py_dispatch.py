@@ -30,8 +30,8 @@ def _cpu(opdispatch):
     return opdispatch.tensor([1.0])
 
 
-def _xla(opdispatch):
-    return opdispatch.tensor([1.0], device="xla")
+def _lazy(opdispatch):
+    return opdispatch.tensor([1.0], device="lazy")
 
 
 def _meta(opdispatch):
@@ -48,7 +48,7 @@ def test_direct_kernel_beats_alias(opdispatch, unary, ns):
     del expected["AutogradCPU"]  # the composite would shadow the CPU kernel there, so it passes through
     assert table == expected
     f(_cpu(opdispatch))
-    f(_xla(opdispatch))
+    f(_lazy(opdispatch))
     assert calls == ["cpu", "implicit"]
 
 
@@ -103,24 +103,24 @@ def test_boxed_fallback_runs_for_any_operator(opdispatch, make_lib, ns):
     def to_cpu(value):
         return value.to("cpu") if isinstance(value, opdispatch.Tensor) else value
 
-    def xla_fallback(op, keyset, *args, **kwargs):
+    def lazy_fallback(op, keyset, *args, **kwargs):
         seen.append((op.name, keyset.highest(), sorted(kwargs)))
         return op.redispatch(opdispatch.dispatcher.DispatchKeySet("CPU"), *map(to_cpu, args), **kwargs)
 
     fallback = make_lib("_", "IMPL")
-    fallback.fallback("XLA", fn=xla_fallback, debug="xla->cpu")
+    fallback.fallback("Lazy", fn=lazy_fallback, debug="lazy->cpu")
     ops = getattr(opdispatch.ops, ns)
-    assert ops.f(_xla(opdispatch)).tolist() == [2.0]
-    y, n = ops.h(_xla(opdispatch), 3, [1, 2], flag=True)
+    assert ops.f(_lazy(opdispatch)).tolist() == [2.0]
+    y, n = ops.h(_lazy(opdispatch), 3, [1, 2], flag=True)
     assert y.tolist() == [3.0] and n == 3
-    assert seen == [(f"{ns}::f", "XLA", []), (f"{ns}::h", "XLA", ["flag"])]
-    assert opdispatch.dispatcher.dump_table(f"{ns}::h")["XLA"] == "xla->cpu"
-    lib.impl("f", "XLA", lambda x: x, debug="xla")  # a direct kernel beats the fallback
-    ops.f(_xla(opdispatch))
-    assert len(seen) == 2 and opdispatch.dispatcher.dump_table(f"{ns}::f")["XLA"] == "xla"
+    assert seen == [(f"{ns}::f", "Lazy", []), (f"{ns}::h", "Lazy", ["flag"])]
+    assert opdispatch.dispatcher.dump_table(f"{ns}::h")["Lazy"] == "lazy->cpu"
+    lib.impl("f", "Lazy", lambda x: x, debug="lazy")  # a direct kernel beats the fallback
+    ops.f(_lazy(opdispatch))
+    assert len(seen) == 2 and opdispatch.dispatcher.dump_table(f"{ns}::f")["Lazy"] == "lazy"
 
 
-def test_backend_select_picks_the_backend_of_a_factory(opdispatch, make_lib, ns):
+def test_backend_select_picks_the_backend_of_a_factory(opdispatch, make_lib, ns, backend_fallbacks):
     lib = make_lib(ns, "DEF")
     lib.define("empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     ran = []
@@ -150,7 +150,7 @@ def test_backend_select_picks_the_backend_of_a_factory(opdispatch, make_lib, ns)
     assert a.shape == (2, 3) and a.dtype is opdispatch.int32 and a.device == "cpu"
     assert b.shape == (4,) and b.device == "meta"
     assert opdispatch.dispatcher.dump_table(f"{ns}::empty") == {
-        "BackendSelect": "backend_select", "CPU": "CPU kernel", "Meta": "Meta kernel"}
+        "BackendSelect": "backend_select", "CPU": "CPU kernel", "Meta": "Meta kernel", **backend_fallbacks}
 
 
 def test_exclude_guard_is_thread_local_and_restores(opdispatch, unary):
@@ -178,13 +178,13 @@ def test_exclude_guard_is_thread_local_and_restores(opdispatch, unary):
 def test_include_guard_adds_keys(opdispatch, unary):
     lib, f, calls = unary
     lib.impl("f", "CPU", lib.marker("cpu"))
-    lib.impl("f", "XLA", lib.marker("xla"))
-    with opdispatch.dispatcher.include_keys("XLA"):
+    lib.impl("f", "Lazy", lib.marker("lazy"))
+    with opdispatch.dispatcher.include_keys("Lazy"):
         f(_cpu(opdispatch))
-        with opdispatch.dispatcher.exclude_keys("XLA"):  # exclude wins over include
+        with opdispatch.dispatcher.exclude_keys("Lazy"):  # exclude wins over include
             f(_cpu(opdispatch))
     f(_cpu(opdispatch))
-    assert calls == ["xla", "cpu", "cpu"]
+    assert calls == ["lazy", "cpu", "cpu"]
     with pytest.raises(ValueError, match="unknown dispatch key"):
         opdispatch.dispatcher.exclude_keys("Nope")
 
@@ -192,7 +192,7 @@ def test_include_guard_adds_keys(opdispatch, unary):
 def test_redispatch_continues_below_the_current_key(opdispatch, unary, ns):
     lib, f, calls = unary
     lib.impl("f", "CPU", lib.marker("cpu"))
-    lib.impl("f", "XLA", lib.marker("xla"))
+    lib.impl("f", "Lazy", lib.marker("lazy"))
 
     def autograd(keyset, x):
         calls.append(f"autograd saw {keyset.highest()}")
@@ -200,8 +200,8 @@ def test_redispatch_continues_below_the_current_key(opdispatch, unary, ns):
 
     lib.impl("f", "Autograd", autograd, with_keyset=True)
     f(_cpu(opdispatch))
-    f(_xla(opdispatch))
-    assert calls == ["autograd saw AutogradCPU", "cpu", "autograd saw AutogradXLA", "xla"]
+    f(_lazy(opdispatch))
+    assert calls == ["autograd saw AutogradCPU", "cpu", "autograd saw AutogradLazy", "lazy"]
     keys = opdispatch.dispatcher.DispatchKeySet(["AutogradCPU", "BackendSelect", "CPU"])
     assert keys.keys() == ["AutogradCPU", "BackendSelect", "CPU"] and keys.highest() == "AutogradCPU"
     assert keys.below("AutogradCPU") == opdispatch.dispatcher.DispatchKeySet(["BackendSelect", "CPU"])
@@ -227,7 +227,7 @@ def test_failed_registrations_leave_the_state_unchanged(opdispatch, make_lib, ns
         ("already defined", lambda: lib.define("f(Tensor x) -> Tensor", debug="again")),
         ("already has a kernel for CPU", lambda: lib.impl("f", "CPU", debug="cpu twice")),
         ("already has a kernel for Autograd", lambda: lib.impl("f", "Autograd", fallthrough=True)),
-        ("declares schema", lambda: lib.impl("f(Tensor x, int n) -> Tensor", "XLA", debug="bad schema")),
+        ("declares schema", lambda: lib.impl("f(Tensor x, int n) -> Tensor", "Lazy", debug="bad schema")),
         ("a fallback for Meta is already registered", lambda: other.fallback("Meta")),
         (f"namespace '{ns}' is already defined", lambda: make_lib(ns, "DEF")),
         ("fallbacks are registered at runtime keys", lambda: other.fallback("Autograd")),
@@ -241,10 +241,15 @@ def test_failed_registrations_leave_the_state_unchanged(opdispatch, make_lib, ns
     assert before[1]["CPU"] == "cpu" and before[1]["Meta"] == "meta fallback"
 
 
-def test_dump_of_unknown_operator_reads_empty(opdispatch, ns):
+def test_dump_of_unknown_operator_reads_empty(opdispatch, ns, backend_fallbacks):
     dump = opdispatch.dispatcher.dump(f"{ns}::never")
-    assert dump == f"{ns}::never\nschema: (none)\nkernels: (none)\nfallbacks: (none)\ntable: (empty)\n"
-    assert opdispatch.dispatcher.dump_table(f"{ns}::never") == {}
+    if backend_fallbacks:  # a loaded C++ backend's fallbacks cover every operator, even unknown ones
+        fallbacks = "fallbacks:\n" + "".join(f"  {k}: {v} [boxed]\n" for k, v in sorted(backend_fallbacks.items()))
+        table = "table:\n" + "".join(f"  {k}: {v} [fallback]\n" for k, v in sorted(backend_fallbacks.items()))
+    else:
+        fallbacks, table = "fallbacks: (none)\n", "table: (empty)\n"
+    assert dump == f"{ns}::never\nschema: (none)\nkernels: (none)\n" + fallbacks + table
+    assert opdispatch.dispatcher.dump_table(f"{ns}::never") == backend_fallbacks
     opdispatch.dispatcher.check_invariants(f"{ns}::never")
     with pytest.raises(RuntimeError, match="needs a namespace"):
         opdispatch.dispatcher.dump("never")

@@ -52,7 +52,7 @@ def _set_one():
         "def": define("f(Tensor x) -> Tensor", "f(Tensor x, int n) -> Tensor"),
         "cpu": impl("CPU", "cpu"),
         "implicit": impl("CompositeImplicitAutograd", "implicit"),
-        "xla fallback": fallback("XLA", "xla fallback", fn=_identity_fallback),
+        "lazy fallback": fallback("Lazy", "lazy fallback", fn=_identity_fallback),
         "fallthrough": impl("AutogradCPU", "fallthrough", fallthrough=True),
     }
 
@@ -65,7 +65,7 @@ def _set_two():
         "meta by schema": schema_impl("Meta", "meta"),  # impl with a schema, possibly before the def
         "explicit": impl("CompositeExplicitAutograd", "explicit"),
         "autograd": impl("Autograd", "autograd", fn=_autograd_kernel),
-        "fallthrough fallback": fallback("AutogradXLA", "autograd xla passes"),
+        "fallthrough fallback": fallback("AutogradLazy", "autograd lazy passes"),
     }
 
 

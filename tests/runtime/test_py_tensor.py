@@ -130,13 +130,13 @@ def test_devices_meta_and_external(opdispatch):
         meta.numpy()
     from_data = opdispatch.tensor([1.0, 2.0], device="meta")
     assert from_data.device == "meta" and from_data.shape == (2,)
-    xla = opdispatch.tensor([1, 2], device="xla")
-    assert xla.device == "xla"
+    lazy = opdispatch.tensor([1, 2], device="lazy")
+    assert lazy.device == "lazy"
     with pytest.raises(TypeError, match="copy it to the cpu first"):
-        xla.numpy()
-    assert xla.to("cpu").tolist() == [1, 2]
-    # Factories are operators, and "xla" has no kernels here: tensor() places values by host copy.
-    assert opdispatch.tensor([0, 0, 0], dtype=opdispatch.int32, device="xla:1").device == "xla:1"
+        lazy.numpy()
+    assert lazy.to("cpu").tolist() == [1, 2]
+    # Factories are operators, and "lazy" has no kernels here: tensor() places values by host copy.
+    assert opdispatch.tensor([0, 0, 0], dtype=opdispatch.int32, device="lazy:1").device == "lazy:1"
     assert opdispatch.full([2], 7).to(opdispatch.int64).tolist() == [7, 7]
     with pytest.raises(RuntimeError, match="unknown device type 'nope'"):
         opdispatch.tensor([1.0], device="nope")

@@ -2,6 +2,7 @@
 per group, in-tree files untouched, only the affected group rebuilt after a backend-yaml edit,
 and the definition check that stops the build before linking when a kernel is missing."""
 import os
+import re
 
 import pytest
 
@@ -47,6 +48,7 @@ def test_noop_backend_build_does_nothing(project):
 
 
 def test_in_tree_files_match_a_build_without_the_backend(project, tmp_path):
+    (tmp_path / "plain").mkdir()
     plain = copy_project(tmp_path / "plain")
     ok(scons(plain, "--codegen-only", target=None))
     ours = {p: v[0] for p, v in snapshot(project / GEN).items() if not p.startswith("backends")}
@@ -60,7 +62,7 @@ def test_listing_an_operator_without_a_kernel_stops_before_linking(project, back
     before = snapshot(project / GEN)
     build = backend_build(project)
     assert build.result.returncode == 2, build.output[-3000:]
-    assert backend_groups(build) == ((1, backend_groups(build)[0][1]), ["mul@XLA"])
+    assert backend_groups(build) == ((1, backend_groups(build)[0][1]), ["mul"])
     assert build.regenerated[0] == 0
     assert changed_files(before, snapshot(project / GEN)) == {
         os.path.join("backends", "XLA", "ops", "mul_native.h"), os.path.join("backends", "XLA", "ops", "mul_XLA.cpp")}
@@ -68,8 +70,9 @@ def test_listing_an_operator_without_a_kernel_stops_before_linking(project, back
     assert "op::xla::XLANativeFunctions::mul(op::Tensor const&, op::Scalar const&)" in build.output
     assert "[operator group mul]" in build.output
     assert not build.linked and "-o build/lib/libopdispatch_xla.so" not in build.output
-    # Only the edited group's registrations were compiled.
-    assert build.compiled == {"build/obj/gen/backends/XLA/ops/mul_XLA.os"}
+    # Only what includes the edited group's files was compiled: its registrations and the kernels
+    # source that includes its declarations.
+    assert build.compiled == {"build/obj/gen/backends/XLA/ops/mul_XLA.os", "build/obj/backends/xla/compute_kernels.os"}
 
     # Defining the kernel lets the build finish, compiling that definition and nothing else.
     (project / "csrc" / "backends" / "xla" / "test_mul_scalar.cpp").write_text(
@@ -88,12 +91,20 @@ def test_listing_an_operator_without_a_kernel_stops_before_linking(project, back
 
 def test_unlisting_an_operator_removes_its_files_and_relinks(project, backend_yaml):
     backend_yaml.write_text(backend_yaml.read_text().replace("  - exp\n", ""))
-    build = ok(backend_build(project))
-    assert backend_groups(build)[0][0] == 0
-    assert not os.path.exists(project / XLA_GEN / "ops" / "exp_XLA.cpp")
-    assert "removed backends/XLA/ops/exp_XLA.cpp" in build.output
-    assert build.compiled == set()  # the umbrella changed, but nothing compiled includes it
-    assert "-o build/lib/libopdispatch_xla.so" in build.output
+    kernels = project / "csrc" / "backends" / "xla" / "compute_kernels.cpp"
+    original = kernels.read_text()
+    # A definition of a kernel nobody declares any more does not compile: it goes too, with its include.
+    definition = re.search(r"^Tensor XLANativeFunctions::exp\(.*?^}\n", original, re.S | re.M)
+    kernels.write_text(original.replace(definition.group(0), "").replace('#include "backends/XLA/ops/exp_native.h"\n', ""))
+    try:
+        build = ok(backend_build(project))
+        assert backend_groups(build)[0][0] == 0
+        assert not os.path.exists(project / XLA_GEN / "ops" / "exp_XLA.cpp")
+        assert "removed backends/XLA/ops/exp_XLA.cpp" in build.output
+        assert build.compiled == {"build/obj/backends/xla/compute_kernels.os"}
+        assert "-o build/lib/libopdispatch_xla.so" in build.output
+    finally:
+        kernels.write_text(original)
 
 
 def test_unknown_backend_exits_2(project):
@@ -110,6 +121,6 @@ def test_bad_backend_yaml_exits_2_with_file_and_line(project, backend_yaml):
     before = snapshot(project / GEN)
     build = backend_build(project)
     assert build.result.returncode == 2
-    assert f"yaml/xla_native_functions.yaml:{line}: error: 'device_guard' must be True or False, got 'maybe'" in build.output
+    assert f"yaml/xla_native_functions.yaml:{line}: error: 'device_guard' must be True or False, got str 'maybe'" in build.output
     assert "invalid backend yaml yaml/xla_native_functions.yaml; nothing was built" in build.output
     assert changed_files(before, snapshot(project / GEN)) == set()

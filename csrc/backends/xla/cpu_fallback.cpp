@@ -1,0 +1,163 @@
+// The boxed CPU fallback at DispatchKey::XLA: an operator with no XLA kernel runs on copies of
+// its xla arguments on the cpu, and its effects come back to xla:
+//  - written arguments (in-place self, out= tensors; `(a!)` in the schema) are resized when
+//    the operator resized them and get the new values copied back;
+//  - a return that aliases a written argument is that original xla tensor; other returned
+//    tensors become xla tensors over the cpu results' memory.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/xla/host_alias.h"
+#include "backends/xla/metrics.h"
+#include "backends/xla/xla_device.h"
+#include "core/error.h"
+#include "core/host_ops.h"
+#include "dispatch/operator_handle.h"
+#include "dispatch/registration.h"
+
+namespace op::xla {
+
+namespace {
+
+bool is_cpu_scalar(const Tensor& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
+
+// Every tensor an argument holds (a Tensor, Tensor? or Tensor[] / Tensor?[] list).
+template <class Visit>
+void for_each_tensor(const IValue& value, Visit visit) {
+  if (value.is_tensor()) {
+    visit(value.to_tensor());
+  } else if (value.is_tensor_list()) {
+    for (const Tensor& t : value.to_tensor_list()) visit(t);
+  } else if (value.tag() == IValue::Tag::OptionalTensorList) {
+    for (const auto& t : value.to_optional_tensor_list())
+      if (t) visit(*t);
+  }
+}
+
+// The xla device the call runs for: all tensor arguments on one xla device, except 0-d cpu
+// tensors (wrapped numbers), which may join any device.
+Device call_device(const std::string& op_name, const std::vector<IValue>& arguments) {
+  std::optional<Device> device;
+  for (const IValue& value : arguments) {
+    for_each_tensor(value, [&](const Tensor& t) {
+      if (!t.defined() || is_cpu_scalar(t)) return;
+      if (!device) device = t.device();
+      OP_CHECK(t.device() == *device, op_name, ": expected all tensors on the same device, but found tensors on ",
+               device->str(), " and on ", t.device().str());
+    });
+  }
+  if (!device) return xla_device();  // no tensors (a factory) or only wrapped numbers
+  OP_CHECK(device->type() == xla_device_type(), op_name, ": the XLA fallback got tensors on ", device->str(),
+           ", not on xla");
+  return *device;
+}
+
+// cpu copies of the xla tensors of one call; the same xla tensor passed twice (x.pow_(x))
+// gets one copy, so the operator sees the aliasing it would see on the cpu.
+class CpuCopies {
+ public:
+  Tensor to_cpu(const Tensor& t) {
+    if (!is_xla(t)) return t;
+    for (const auto& [original, copy] : copies_)
+      if (original.unsafe_impl() == t.unsafe_impl()) return copy;
+    copies_.emplace_back(t, host::to(t, Device(DeviceType::CPU)));
+    return copies_.back().second;
+  }
+
+  IValue to_cpu(const IValue& value) {
+    if (value.is_tensor()) return to_cpu(value.to_tensor());
+    if (value.is_tensor_list()) {
+      std::vector<Tensor> list;
+      for (const Tensor& t : value.to_tensor_list()) list.push_back(to_cpu(t));
+      return list;
+    }
+    if (value.tag() == IValue::Tag::OptionalTensorList) {
+      std::vector<std::optional<Tensor>> list;
+      for (const auto& t : value.to_optional_tensor_list()) list.push_back(t ? std::optional<Tensor>(to_cpu(*t)) : t);
+      return list;
+    }
+    // A factory's device=xla becomes cpu, so BackendSelect picks the CPU kernel.
+    if (value.tag() == IValue::Tag::Device && value.to_device().type() == xla_device_type())
+      return Device(DeviceType::CPU);
+    return value;
+  }
+
+  // The cpu copy of an xla tensor (undefined when it was not copied).
+  Tensor copy_of(const Tensor& t) const {
+    for (const auto& [original, copy] : copies_)
+      if (original.unsafe_impl() == t.unsafe_impl()) return copy;
+    return Tensor();
+  }
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> copies_;
+};
+
+// Puts what the operator wrote into a cpu copy back into the original xla tensor.
+void write_back(const Tensor& original, const Tensor& copy) {
+  if (!copy.defined()) return;
+  if (original.sizes() != copy.sizes()) host::resize_(original, copy.sizes());
+  if (copy.numel() > 0) host::copy_(original, copy);
+}
+
+IValue to_xla(const IValue& value, Device device) {
+  auto move = [&](const Tensor& t) { return t.defined() && t.device().is_cpu() ? xla_view(t, device) : t; };
+  if (value.is_tensor()) return move(value.to_tensor());
+  if (value.is_tensor_list()) {
+    std::vector<Tensor> list;
+    for (const Tensor& t : value.to_tensor_list()) list.push_back(move(t));
+    return list;
+  }
+  return value;
+}
+
+// The argument a return aliases through a write annotation (`-> Tensor(a!)`), if any.
+std::optional<size_t> written_argument_of(const FunctionSchema& schema, const Return& ret) {
+  if (!ret.is_write()) return std::nullopt;
+  const auto& arguments = schema.arguments();
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].is_write() && arguments[i].annotation->alias_set == ret.annotation->alias_set) return i;
+  return std::nullopt;
+}
+
+void xla_cpu_fallback(const OperatorHandle& op, DispatchKeySet /*ks*/, Stack* stack) {
+  const FunctionSchema& schema = op.schema();
+  const std::string name = op.name();
+  record_call(CallKind::Fallback, name);
+
+  const size_t num_arguments = schema.arguments().size();
+  OP_CHECK(stack->size() >= num_arguments, name, " (XLA cpu fallback): expected ", num_arguments,
+           " arguments on the stack, found ", stack->size());
+  std::vector<IValue> arguments(stack->end() - static_cast<std::ptrdiff_t>(num_arguments), stack->end());
+  stack->resize(stack->size() - num_arguments);
+  const Device device = call_device(schema.name().unqualified(), arguments);
+
+  CpuCopies copies;
+  Stack cpu_stack;
+  cpu_stack.reserve(num_arguments);
+  for (const IValue& value : arguments) cpu_stack.push_back(copies.to_cpu(value));
+  op.call_boxed(cpu_stack);  // every tensor is on the cpu now: the CPU kernel runs
+
+  for (size_t i = 0; i < num_arguments; ++i) {
+    if (!schema.arguments()[i].is_write()) continue;
+    for_each_tensor(arguments[i], [&](const Tensor& t) {
+      if (is_xla(t)) write_back(t, copies.copy_of(t));
+    });
+  }
+  const auto& returns = schema.returns();
+  for (size_t i = 0; i < cpu_stack.size(); ++i) {
+    const std::optional<size_t> written = i < returns.size() ? written_argument_of(schema, returns[i]) : std::nullopt;
+    const bool is_self_or_out = written && arguments[*written].is_tensor();
+    stack->push_back(is_self_or_out ? arguments[*written] : to_xla(cpu_stack[i], device));
+  }
+}
+
+}  // namespace
+
+}  // namespace op::xla
+
+OP_LIBRARY_IMPL(_, XLA, m) {
+  m.fallback(::op::KernelFunction::make_boxed<&::op::xla::xla_cpu_fallback>(), "xla cpu fallback");
+}

@@ -1,0 +1,84 @@
+// The XLA backend's allocation and data-movement kernels: empty and empty_strided allocate
+// host memory on the xla device; copy_ (any direction, with dtype conversion and
+// broadcasting), fill_ and _to_copy work through cpu views of the xla memory.
+// Per-group declaration headers, not the umbrella: a backend-yaml edit recompiles only what it touches.
+#include "backends/XLA/ops/_to_copy_native.h"
+#include "backends/XLA/ops/copy_native.h"
+#include "backends/XLA/ops/empty_native.h"
+#include "backends/XLA/ops/empty_strided_native.h"
+#include "backends/XLA/ops/fill_native.h"
+#include "backends/xla/host_alias.h"
+#include "backends/xla/metrics.h"
+#include "backends/xla/xla_device.h"
+#include "core/error.h"
+#include "core/memory_format.h"
+#include "native/memory_layout.h"
+#include "ops/copy.h"
+#include "ops/empty_like.h"
+#include "ops/fill.h"
+
+namespace op::xla {
+
+namespace {
+
+// Where an xla factory allocates: the requested xla device (any index), after the checks
+// every allocation shares.
+Device allocation_device(std::optional<Device> device, std::optional<Layout> layout, std::optional<bool> pin_memory,
+                         const char* what) {
+  const Device where = device.value_or(xla_device());
+  OP_CHECK(where.type() == xla_device_type(), what, " (XLA kernel): cannot allocate on device ", where.str());
+  OP_CHECK(!layout || *layout == Layout::Strided, what, ": only the strided layout is supported");
+  OP_CHECK(!pin_memory.value_or(false), what, ": pin_memory=True is not supported on xla");
+  return where;
+}
+
+}  // namespace
+
+Tensor XLANativeFunctions::empty_symint(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                                        std::optional<Device> device, std::optional<bool> pin_memory,
+                                        std::optional<MemoryFormat> memory_format) {
+  record_call(CallKind::Kernel, "aten::empty.memory_format");
+  const Device where = allocation_device(device, layout, pin_memory, "empty");
+  const std::vector<int64_t> strides =
+      strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
+  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+}
+
+Tensor XLANativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                                                std::optional<Layout> layout, std::optional<Device> device,
+                                                std::optional<bool> pin_memory) {
+  record_call(CallKind::Kernel, "aten::empty_strided");
+  const Device where = allocation_device(device, layout, pin_memory, "empty_strided");
+  native::check_sizes_and_strides(size, stride, "empty_strided");
+  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+}
+
+// self or src (or both) is on xla. The copy itself is the in-tree copy_ between the cpu views,
+// so a cuda or meta partner goes to its own copy kernel.
+Tensor& XLANativeFunctions::copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  record_call(CallKind::Kernel, "aten::copy_");
+  OP_CHECK(self.defined() && src.defined(), "copy_: undefined tensor");
+  auto [dst, from] = cpu_views(self, src);
+  dst.copy_(from, non_blocking);
+  return self;
+}
+
+Tensor& XLANativeFunctions::fill_(Tensor& self, const Scalar& value) {
+  record_call(CallKind::Kernel, "aten::fill_.Scalar");
+  Tensor host = cpu_view(self);
+  op::fill_(host, value);
+  return self;
+}
+
+// A converted copy of an xla tensor: allocated by empty_like (on the target device) and
+// filled by copy_, which handle the memory format, dtype and device.
+Tensor XLANativeFunctions::_to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                                    std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
+                                    std::optional<MemoryFormat> memory_format) {
+  record_call(CallKind::Kernel, "aten::_to_copy");
+  Tensor result = op::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  result.copy_(self, non_blocking);
+  return result;
+}
+
+}  // namespace op::xla

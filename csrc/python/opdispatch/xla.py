@@ -1,0 +1,50 @@
+"""opdispatch.xla: the sample external backend (csrc/backends/xla/, built by
+`scons --backend=xla`). Importing this module loads it: tensors on device "xla" then run the
+backend's kernels, and operators it has no kernel for run on the CPU through its fallback.
+
+    import opdispatch as od
+    import opdispatch.xla
+    x = od.ones([2, 2], device=opdispatch.xla.device())
+    od.cos(x + x)                      # add: an XLA kernel; cos: the CPU fallback
+    opdispatch.xla.metrics()           # {'kernels': {'aten::add.Tensor': 1, ...},
+                                       #  'fallbacks': {'aten::cos': 1}, 'autograd': {}, 'trace': [...]}
+    opdispatch.xla.reset_metrics()
+
+In a build without the backend, is_built() is False and metrics() / reset_metrics() raise
+RuntimeError; importing this module still works.
+"""
+try:
+    from opdispatch import _xla
+except ModuleNotFoundError as exc:
+    if exc.name != "opdispatch._xla":
+        raise
+    _xla = None  # not built; a backend that is built but fails to load raises ImportError above
+
+_NOT_BUILT = "the xla backend is not built into this opdispatch; build it with scons --backend=xla"
+
+
+def is_built() -> bool:
+    return _xla is not None
+
+
+def device() -> str:
+    """The backend's device name, "xla"."""
+    return "xla"
+
+
+def _backend():
+    if _xla is None:
+        raise RuntimeError(_NOT_BUILT)
+    return _xla
+
+
+def metrics() -> dict:
+    """Calls since the last reset, per operator name ("aten::add.Tensor"): 'kernels' (the
+    backend's own kernels; generated out= and in-place variants count as their functional
+    kernel), 'fallbacks' (operators run on the CPU by the fallback), 'autograd' (AutogradXLA
+    kernels), and 'trace': (kind, operator) pairs in call order (the latest 4096)."""
+    return _backend().metrics()
+
+
+def reset_metrics() -> None:
+    _backend().reset_metrics()
