@@ -41,4 +41,16 @@ MemoryFormat resolve_memory_format(const Tensor& t, std::optional<MemoryFormat> 
   return MemoryFormat::Contiguous;
 }
 
+Tensor allocate_empty(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format,
+                      Device where) {
+  const std::vector<int64_t> strides =
+      strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
+  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+}
+
+Tensor allocate_empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype, Device where) {
+  check_sizes_and_strides(size, stride, "empty_strided");
+  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+}
+
 }  // namespace op::native

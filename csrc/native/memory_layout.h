@@ -15,6 +15,12 @@ namespace op::native {
 // the operator in the error.
 void check_sizes_and_strides(IntArrayRef size, IntArrayRef stride, const char* what);
 
+// What every backend's empty.memory_format / empty_strided does once it has checked the device:
+// uninitialised memory from `where`'s allocator, float32 unless a dtype is given.
+Tensor allocate_empty(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format,
+                      Device where);
+Tensor allocate_empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype, Device where);
+
 // Whether t's strides are those `format` gives its sizes (size-1 dimensions match any
 // stride). Preserve is satisfied by any tensor; a channels-last format by the right rank only.
 bool is_contiguous_as(const Tensor& t, MemoryFormat format);

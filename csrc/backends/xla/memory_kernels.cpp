@@ -38,19 +38,15 @@ Tensor XLANativeFunctions::empty_symint(IntArrayRef size, std::optional<ScalarTy
                                         std::optional<Device> device, std::optional<bool> pin_memory,
                                         std::optional<MemoryFormat> memory_format) {
   record_call(CallKind::Kernel, "aten::empty.memory_format");
-  const Device where = allocation_device(device, layout, pin_memory, "empty");
-  const std::vector<int64_t> strides =
-      strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
-  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty(size, dtype, memory_format, allocation_device(device, layout, pin_memory, "empty"));
 }
 
 Tensor XLANativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                                 std::optional<Layout> layout, std::optional<Device> device,
                                                 std::optional<bool> pin_memory) {
   record_call(CallKind::Kernel, "aten::empty_strided");
-  const Device where = allocation_device(device, layout, pin_memory, "empty_strided");
-  native::check_sizes_and_strides(size, stride, "empty_strided");
-  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty_strided(size, stride, dtype,
+                                        allocation_device(device, layout, pin_memory, "empty_strided"));
 }
 
 // self or src (or both) is on xla. The copy itself is the in-tree copy_ between the cpu views,

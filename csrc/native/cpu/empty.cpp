@@ -27,18 +27,13 @@ Device host_device(std::optional<Device> device, std::optional<Layout> layout, s
 Tensor native::empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                          std::optional<Device> device, std::optional<bool> pin_memory,
                          std::optional<MemoryFormat> memory_format) {
-  const Device where = host_device(device, layout, pin_memory, "empty");
-  const std::vector<int64_t> strides =
-      strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
-  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty(size, dtype, memory_format, host_device(device, layout, pin_memory, "empty"));
 }
 
 Tensor native::empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                  std::optional<Layout> layout, std::optional<Device> device,
                                  std::optional<bool> pin_memory) {
-  const Device where = host_device(device, layout, pin_memory, "empty_strided");
-  check_sizes_and_strides(size, stride, "empty_strided");
-  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty_strided(size, stride, dtype, host_device(device, layout, pin_memory, "empty_strided"));
 }
 
 }  // namespace op

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/memory_format.h"
 #include "native/cuda/cuda_context.h"
+#include "native/memory_layout.h"
 #include "ops/empty_native.h"
 #include "ops/empty_strided_native.h"
 
@@ -26,19 +27,14 @@ Tensor native::empty_cuda(IntArrayRef size, std::optional<ScalarType> dtype, std
                           std::optional<Device> device, std::optional<bool> pin_memory,
                           std::optional<MemoryFormat> memory_format) {
   (void)pin_memory;  // pinning is for host memory; a device tensor ignores it
-  const Device where = cuda_device(device, layout, "empty");
-  const std::vector<int64_t> strides =
-      strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
-  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty(size, dtype, memory_format, cuda_device(device, layout, "empty"));
 }
 
 Tensor native::empty_strided_cuda(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                   std::optional<Layout> layout, std::optional<Device> device,
                                   std::optional<bool> pin_memory) {
   (void)pin_memory;
-  const Device where = cuda_device(device, layout, "empty_strided");
-  for (int64_t s : stride) OP_CHECK(s >= 0, "empty_strided: negative stride ", s, " in ", str_list(stride));
-  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return native::allocate_empty_strided(size, stride, dtype, cuda_device(device, layout, "empty_strided"));
 }
 
 }  // namespace op
