@@ -43,10 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--out", required=True, help="output directory (created; only changed files are written)")
     generate.add_argument("--keys", type=_dispatch_keys, default=None,
                           help="comma-separated dispatch keys to generate kernels for (default: the SCons build's)")
-    generate.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    generate.add_argument("--no-cache", action="store_true",
+                          help="do not read or write the parse and codegen caches (render every group)")
     generate.add_argument("--backend-yaml", type=_existing_file,
                           help="also generate an external backend's declarations and registrations (under backends/<Key>/)")
     generate.set_defaults(run=_run_generate)
+
+    from .cache.commands import add_parser as add_cache_parser
+    add_cache_parser(commands)
     return parser
 
 
@@ -92,7 +96,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         from .model.backend_yaml import parse_backend_yaml
 
         backend = parse_backend_yaml(args.backend_yaml, model)
-    report = generate_tree(model, args.out, config, backend)
+    report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None)
     print(report.summary())
     return 0
 

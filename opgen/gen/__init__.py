@@ -1,11 +1,13 @@
 """Per-operator-group C++ generation.
 
 - ``config``       which dispatch keys a build generates kernels for
-- ``content_key``  the xxh3_128 key of one group's inputs
+- ``inputs``       a group's inputs field by field, their xxh3_128 key, and explain() of two records
+- ``content_key``  the key of one group's in-tree files (the hash of its inputs)
 - ``layout``       which files a group produces (known without rendering)
 - ``kernels``      the kernel wrappers of one group at one dispatch key
 - ``group``        template contexts for each file of a group
 - ``render``       jinja2 rendering with the fixed banner
+- ``backend``      an external backend's files per group (declarations, registrations)
 - ``tree``         generate a whole output tree: write-if-changed, stale removal, umbrellas
 """
 from .config import CodegenConfig, DEFAULT_KEYS

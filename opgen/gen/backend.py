@@ -25,15 +25,14 @@ from typing import Optional
 
 from ..api import dispatcher
 from ..api.bindings import names, params
-from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
 from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from . import layout
-from .content_key import canonical_function, codegen_fingerprint
 from .families import GroupRelations
+from .inputs import backend_group_inputs, inputs_key
 from .kernels import Wrapper, _base, _out_from_functional, registration_source
 from .render import render
 
@@ -154,23 +153,11 @@ class BackendGroupCodegen:
         return registration_source(self.relations, key.value, key.value, wrappers, includes)
 
 
-def backend_identity(backend: BackendYaml) -> str:
-    """Everything about a backend, except its operator lists, that its generated files show."""
-    return (f"backend={backend.backend_key} autograd={backend.autograd_key} namespace={backend.cpp_namespace} "
-            f"class={backend.class_name}")
-
-
 def backend_group_key(group: OperatorGroup, backend: BackendYaml) -> str:
-    """Content key of one group's backend files: its functions and their backend kernels only,
-    so editing another operator's entry in the backend yaml leaves this key alone."""
-    parts = [codegen_fingerprint().encode(), backend_identity(backend).encode(), group.name.encode()]
-    for f in group.functions:
-        parts.append(canonical_function(f).encode())
-        for key, index in sorted(backend.indices.items(), key=lambda kv: kv[0].value):
-            meta = index.get(f.func.name)
-            if meta is not None:
-                parts.append(f"{key}: {meta.kernel} {index.use_out_as_primary} {index.device_guard}".encode())
-    return digest(*parts)
+    """Content key of one group's backend files: the hash of their inputs (gen/inputs.py), which
+    hold the group's functions and their backend kernels only, so editing another operator's entry
+    in the backend yaml leaves this key alone."""
+    return inputs_key(backend_group_inputs(group, backend))
 
 
 def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 from typing import Optional
 
+from ..cache.session import CacheSession, open_codegen_cache
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from ..writer import write_if_changed
 from . import layout
-from .backend import backend_group_key, backend_groups, render_backend_umbrella
+from .backend import backend_groups, render_backend_umbrella
 from .config import CodegenConfig
-from .content_key import group_key
+from .inputs import backend_group_inputs, group_inputs, inputs_key
 from .group import GroupCodegen
 from .umbrellas import render_umbrellas
 
@@ -33,6 +34,8 @@ class GenerateReport:
     regenerated: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)   # files whose bytes changed
     removed: list[str] = field(default_factory=list)
+    cache_hits: Optional[int] = None     # regenerated groups materialized from the codegen cache (None: no cache)
+    cache_misses: Optional[int] = None   # ... and rendered
 
     @property
     def unchanged(self) -> int:
@@ -43,7 +46,8 @@ class GenerateReport:
         line = f"[opgen] regenerated {len(self.regenerated)}/{self.groups} groups"
         line += f": {names}" if names else ""
         return (f"{line}\n[opgen] {self.unchanged} unchanged, {len(self.written)} files written, "
-                f"{len(self.removed)} removed")
+                f"{len(self.removed)} removed; codegen cache: " +
+                (f"{self.cache_hits} hits, {self.cache_misses} misses" if self.cache_hits is not None else "off"))
 
 
 def _read_manifest(path: str) -> dict:
@@ -61,16 +65,18 @@ def _exists_all(out_dir: str, files: list[str]) -> bool:
     return all(os.path.exists(os.path.join(out_dir, p)) for p in files)
 
 
-def _generate(out_dir: str, report: GenerateReport, previous: dict, jobs) -> dict[str, dict]:
-    """Renders the (name, key, codegen) jobs whose key or files changed; returns the new entries."""
+def _generate(out_dir: str, report: GenerateReport, previous: dict, jobs, session: CacheSession) -> dict[str, dict]:
+    """Produces the (name, inputs, codegen) jobs whose key or files changed (from the cache or by
+    rendering); returns the new manifest entries."""
     current: dict[str, dict] = {}
-    for name, key, codegen in jobs:
+    for name, inputs, codegen in jobs:
+        key = inputs_key(inputs)
         report.groups += 1
         old = previous.get(name)
         if old and old.get("key") == key and _exists_all(out_dir, old.get("files", [])):
             current[name] = old
             continue
-        files = codegen.render()
+        files = session.produce(name, key, inputs, codegen)
         for path, text in files.items():
             if write_if_changed(os.path.join(out_dir, path), text):
                 report.written.append(path)
@@ -86,15 +92,18 @@ def _write_all(out_dir: str, report: GenerateReport, files: dict[str, str]) -> N
 
 
 def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig(),
-                  backend: Optional[BackendYaml] = None) -> GenerateReport:
+                  backend: Optional[BackendYaml] = None, cache_dir: Optional[str] = None) -> GenerateReport:
     """In-tree files for every group and, with ``backend``, that backend's files for the groups it
-    lists (under backends/<Key>/; a backend's entries are counted in the report as <group>@<Key>)."""
+    lists (under backends/<Key>/; a backend's entries are counted in the report as <group>@<Key>).
+    Groups are materialized from the codegen cache in ``cache_dir`` when it has their key
+    (default: $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything)."""
     report = GenerateReport()
+    session = CacheSession(open_codegen_cache(cache_dir), "opgen generate")
     manifest_path = os.path.join(out_dir, MANIFEST)
     manifest = _read_manifest(manifest_path)
     groups = _generate(out_dir, report, manifest["groups"], (
-        (group.name, group_key(group, model.indices, config), GroupCodegen(group, model.indices, config))
-        for group in model.operator_groups))
+        (group.name, group_inputs(group, model.indices, config), GroupCodegen(group, model.indices, config))
+        for group in model.operator_groups), session)
     _write_all(out_dir, report, render_umbrellas({name: entry["files"] for name, entry in groups.items()}))
     expected = {p for entry in groups.values() for p in entry["files"]}
     report.removed = remove_stale(out_dir, expected)
@@ -104,14 +113,17 @@ def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenCon
         key = str(backend.backend_key)
         previous = {name.split("@")[0]: entry for name, entry in backends.get(key, {}).items()}
         entries = _generate(out_dir, report, {f"{n}@{key}": e for n, e in previous.items()}, (
-            (f"{codegen.name}@{key}", backend_group_key(codegen.group, backend), codegen)
-            for codegen in backend_groups(model.operator_groups, backend)))
+            (f"{codegen.name}@{key}", backend_group_inputs(codegen.group, backend), codegen)
+            for codegen in backend_groups(model.operator_groups, backend)), session)
         backends[key] = entries
         _write_all(out_dir, report, render_backend_umbrella(backend, [name.split("@")[0] for name in entries]))
         owned = {p for entry in entries.values() for p in entry["files"]}
         report.removed += remove_stale(out_dir, owned, layout.backend_dir(backend.backend_key))
     write_if_changed(manifest_path, json.dumps({"version": MANIFEST_VERSION, "groups": groups, "backends": backends},
                                                indent=1, sort_keys=True) + "\n")
+    session.finish(report.groups)
+    if session.cache is not None:
+        report.cache_hits, report.cache_misses = len(session.hits), len(session.misses)
     return report
 
 

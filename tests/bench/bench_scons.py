@@ -35,7 +35,7 @@ from synthetic_yaml import TAGS_YAML, edit_one_default, editable_group, syntheti
 from table import render_table  # noqa: E402
 
 COPIED = ("SConstruct", "site_scons", "opgen", "csrc", "yaml", "tests/bench/bench_dispatch.cpp")
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 LIBRARY_EDIT_GROUP = "add"
 LIBRARY_NOOP_GOAL = 1.0  # seconds
 COMPILERS = {"g++", "gcc", "c++", "cc", "clang", "clang++", "nvcc"}

@@ -9,7 +9,13 @@ import pytest
 
 from generate_helpers import REPO_ROOT, regenerated, run_generate, snapshot
 
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*", "tests")
+_IGNORE_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.pyc", ".sconsign*")
+
+
+def ignore_outputs(directory, names):
+    """Outputs, caches and tests at the checkout's top level (opgen/cache/ is code: keep it)."""
+    top = {"build", "cache", "tests"} if os.path.samefile(directory, REPO_ROOT) else set()
+    return set(_IGNORE_ANYWHERE(directory, names)) | (top & set(names))
 
 
 def contents(root):
@@ -45,7 +51,7 @@ def test_hash_seed_does_not_matter(largest_yaml, reference, tmp_path, seed):
 
 def test_checkout_path_and_working_directory_do_not_matter(largest_yaml, reference, tmp_path):
     checkout = tmp_path / "somewhere" / "else" / "opgen"
-    shutil.copytree(REPO_ROOT, checkout, ignore=IGNORE)
+    shutil.copytree(REPO_ROOT, checkout, ignore=ignore_outputs)
     yaml_dir = tmp_path / "yaml-elsewhere"
     yaml_dir.mkdir()
     shutil.copy(largest_yaml, yaml_dir / "native_functions.yaml")

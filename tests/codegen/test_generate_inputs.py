@@ -6,7 +6,7 @@ from opgen.model import load_model
 
 from generate_helpers import GROUPS, REPO_ROOT, REPO_TAGS, changed, regenerated, run_generate, snapshot
 
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*", "tests")
+IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*", "tests")
 
 
 def test_bad_yaml_names_file_and_line_and_leaves_the_tree(yaml_copy, tmp_path):

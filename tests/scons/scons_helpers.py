@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
 STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")

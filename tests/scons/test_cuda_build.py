@@ -16,7 +16,7 @@ import sys
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN_OPS = os.path.join("build", "gen", "ops")
 CUDA_SOURCES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(REPO_ROOT, "csrc", "native", "cuda", "*.cu")))

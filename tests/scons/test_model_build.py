@@ -7,7 +7,7 @@ import sys
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "cache", "__pycache__", "*.pyc", ".sconsign*")
+IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 MODEL_JSON = os.path.join("build", "opgen", "model.json")
 
 

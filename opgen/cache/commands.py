@@ -1,0 +1,194 @@
+"""``python -m opgen cache <subcommand>``: what the codegen cache holds, what hit, why a group
+rebuilt.  Every subcommand prints plain text for a terminal, or JSON with ``--json``."""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from typing import Optional
+
+from ..errors import Location, OpgenError
+from ..fingerprint import default_cache_dir, digest
+
+SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+              "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_size(text: str) -> int:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2).upper() not in SIZE_UNITS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a size; write e.g. 500M, 1G or 1048576")
+    return int(float(match.group(1)) * SIZE_UNITS[match.group(2).upper()])
+
+
+def parse_age(text: str) -> float:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an age; write e.g. 30m, 12h or 7d")
+    return float(match.group(1)) * AGE_UNITS[match.group(2) or "s"]
+
+
+def human_size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def human_age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def add_parser(commands) -> None:
+    cache = commands.add_parser("cache", help="inspect the codegen cache: stats, ls, show, explain, verify, gc")
+    cache.add_argument("--cache-dir", help="cache directory (default: $OPGEN_CACHE_DIR or <repo>/cache)")
+    sub = cache.add_subparsers(dest="cache_command", required=True, parser_class=commands._parser_class)
+
+    def command(name, help_text, run):
+        parser = sub.add_parser(name, help=help_text)
+        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+        parser.set_defaults(run=run)
+        return parser
+
+    command("stats", "entries, bytes, hit rates, evictions, time saved (and ccache's counters)", _stats)
+    command("ls", "one line per entry: group, short key, size, age, hits", _ls).add_argument(
+        "pattern", nargs="?", default="*", help="group name pattern (fnmatch), e.g. 'add*'")
+    command("show", "a group's current key, inputs, files and their hashes", _show).add_argument("group")
+    command("explain", "why a group regenerated in the last build that produced it, field by field",
+            _explain).add_argument("group")
+    verify = command("verify", "rehash every entry; exit 1 when any is corrupt, orphaned or missing", _verify)
+    verify.add_argument("--repair", action="store_true", help="delete bad entries and stale index rows")
+    gc = command("gc", "evict entries: least recently used beyond --max-size, or older than --older-than", _gc)
+    gc.add_argument("--max-size", type=parse_size, help="e.g. 500M, 1G")
+    gc.add_argument("--older-than", type=parse_age, help="last used longer ago than this, e.g. 7d, 12h")
+
+
+def open_cache(args: argparse.Namespace):
+    from .store import CodegenCache
+
+    root = os.path.join(args.cache_dir or default_cache_dir(), "codegen")
+    if not os.path.isdir(root):
+        raise OpgenError(f"no codegen cache at {root}; a build (scons, or python -m opgen generate) creates it",
+                         Location(root, 0))
+    return CodegenCache(root)
+
+
+def _print(args: argparse.Namespace, data, text: str) -> None:
+    sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n" if args.json else text)
+
+
+def ccache_stats() -> Optional[dict]:
+    """ccache's own hit counters, when ccache is installed."""
+    if shutil.which("ccache") is None:
+        return None
+    run = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True)
+    if run.returncode != 0:
+        return None
+    stats = dict(line.split("\t", 1) for line in run.stdout.splitlines() if "\t" in line)
+    hits = int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
+    return {"hits": hits, "misses": int(stats.get("cache_miss", 0))}
+
+
+def _rate(hits: int, misses: int) -> str:
+    return f"{100.0 * hits / (hits + misses):.1f}%" if hits + misses else "n/a"
+
+
+def _stats(args: argparse.Namespace) -> int:
+    stats = open_cache(args).stats()
+    ccache = ccache_stats()
+    if ccache is not None:
+        stats["ccache"] = ccache
+    last = stats.get("last_build") or {}
+    lines = [
+        f"codegen cache    {stats['root']}",
+        f"entries          {stats['entries']} ({human_size(stats['bytes'])} of {human_size(stats['max_bytes'])})",
+        f"last build       {last.get('hits', 0)} hit, {last.get('misses', 0)} missed, "
+        f"{last.get('regenerated', 0)} regenerated of {last.get('groups', 0)} groups "
+        f"(hit rate {_rate(last.get('hits', 0), last.get('misses', 0))}, {last.get('seconds', 0):.2f} s)"
+        if last else "last build       none recorded",
+        f"overall          {stats['hits']} hits, {stats['misses']} misses (hit rate {_rate(stats['hits'], stats['misses'])})",
+        f"evictions        {stats['evictions']}",
+        f"corrupt reads    {stats['corrupt']}",
+        f"time saved       {stats['seconds_saved']:.2f} s of rendering",
+    ]
+    if ccache is not None:
+        lines.append(f"ccache           {ccache['hits']} hits, {ccache['misses']} misses "
+                     f"(hit rate {_rate(ccache['hits'], ccache['misses'])})")
+    _print(args, stats, "\n".join(lines) + "\n")
+    return 0
+
+
+def _ls(args: argparse.Namespace) -> int:
+    entries = [e for e in open_cache(args).entries() if fnmatch.fnmatchcase(e["group"], args.pattern)]
+    entries.sort(key=lambda e: (e["group"], e["key"]))
+    now = time.time()
+    rows = [f"{e['group']:<32} {e['key'][:12]}  {human_size(e['size']):>10}  {human_age(now - e['created']):>5} old  "
+            f"{e['hits']:>4} hits" for e in entries]
+    _print(args, entries, "\n".join(rows) + ("\n" if rows else "") + f"{len(entries)} entries\n")
+    return 0
+
+
+def _latest_inputs(cache, group: str):
+    history = cache.inputs_history(group, 2)
+    if not history:
+        raise OpgenError(f"no build has recorded operator group '{group}' in this cache; check the name "
+                         f"(python -m opgen cache ls) or build first", Location(cache.root, 0))
+    return history
+
+
+def _show(args: argparse.Namespace) -> int:
+    cache = open_cache(args)
+    key, inputs, build = _latest_inputs(cache, args.group)[0]
+    files = cache.peek(key) or {}
+    hashes = {path: digest(text.encode("utf-8")) for path, text in sorted(files.items())}
+    data = {"group": args.group, "key": key, "build": build, "inputs": inputs, "files": hashes,
+            "cached": bool(files)}
+    lines = [f"{args.group}: key {key} (recorded by build {build}){'' if files else ', entry not in the cache'}",
+             "inputs:"] + [f"  {name} = {value}" for name, value in sorted(inputs.items())]
+    lines += ["files:"] + [f"  {digest_[:16]}  {path}" for path, digest_ in hashes.items()]
+    _print(args, data, "\n".join(lines) + "\n")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from ..gen.inputs import explain
+
+    cache = open_cache(args)
+    history = _latest_inputs(cache, args.group)
+    (key, inputs, build) = history[0]
+    old = history[1][1] if len(history) > 1 else None
+    reasons = explain(old, inputs)
+    data = {"group": args.group, "key": key, "build": build, "previous_key": history[1][0] if old else None,
+            "reasons": reasons}
+    text = f"{args.group} regenerated in build {build} (key {key[:12]}):\n" + "".join(f"  {r}\n" for r in reasons)
+    _print(args, data, text)
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    report = open_cache(args).verify(repair=args.repair)
+    bad = {k: v for k, v in report.items() if k != "ok" and v}
+    lines = [f"{report['ok']} entries ok"]
+    for kind, items in sorted(bad.items()):
+        lines.append(f"{len(items)} {kind}{' (repaired)' if args.repair else ''}:")
+        lines.extend(f"  {item}" for item in items)
+    _print(args, report, "\n".join(lines) + "\n")
+    return 1 if bad else 0
+
+
+def _gc(args: argparse.Namespace) -> int:
+    report = open_cache(args).gc(max_bytes=args.max_size, older_than_seconds=args.older_than)
+    _print(args, report, f"evicted {report.get('evicted', 0)} entries ({human_size(report.get('bytes_freed', 0))}); "
+                         f"{report.get('entries', 0)} entries, {human_size(report.get('bytes', 0))} left\n")
+    return 0

@@ -1,0 +1,331 @@
+"""CodegenCache: each operator group's generated files, stored by the group's content key.
+
+Layout under the root (<cache dir>/codegen):
+
+    objects/<key[:2]>/<key>.entry   one file per entry, digest-checked on every read (entry.py)
+    index.sqlite                    sizes, times, hits, builds, group inputs, counters (index.py)
+
+An entry file and its index row change together only while the index's write lock is held (the
+rename of a new entry, the unlink of an evicted or corrupt one), so two builds sharing a cache
+never make them disagree; only a crash can, and verify(repair=True) mends that.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Callable, Optional
+
+from ..fingerprint import default_cache_dir
+from . import index as idx
+from .entry import (CorruptEntry, Entry, ScannedFile, check_key, encode, entry_path, key_of_path, read_entry,
+                    remove_quietly, scan, write_temp)
+
+DEFAULT_MAX_BYTES = 1 << 30
+# Older than any put can take (busy timeout included), so a live build's temp is never taken
+# for debris.
+STALE_TEMP_SECONDS = 60.0
+
+
+def default_codegen_dir() -> str:
+    return os.path.join(default_cache_dir(), "codegen")
+
+
+@dataclass(frozen=True)
+class _Orphan:
+    """A complete entry file without an index row: what adopting it needs."""
+    key: str
+    path: str
+    group: str
+    size: int
+    mtime: float
+    render_seconds: float
+
+
+@dataclass(frozen=True)
+class _Scan:
+    ok: frozenset[str]
+    corrupt: tuple[str, ...]
+    orphans: tuple[_Orphan, ...]
+    stale_temps: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+class CodegenCache:
+    def __init__(self, root: str, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                 clock: Callable[[], float] = time.time):
+        if max_bytes < 0:
+            raise ValueError("max_bytes must not be negative")
+        self.root = root
+        self.max_bytes = max_bytes
+        self.objects_dir = os.path.join(root, "objects")
+        self._index = idx.CacheIndex(os.path.join(root, "index.sqlite"))
+        self._clock = clock  # index times; tests pass a fake one to order entries
+        # Render time saved by this object's hits since its last end_build: a build may look up
+        # groups before it calls begin_build.
+        self._saved_lock = threading.Lock()
+        self._saved_since_build = 0.0
+
+    def close(self) -> None:
+        self._index.close()
+
+    def __enter__(self) -> "CodegenCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- entries ---------------------------------------------------------------------------
+
+    def get(self, key: str, group: str) -> Optional[dict[str, str]]:
+        """The entry's {relative path: text}, or None on a miss (absent, corrupt, another group's)."""
+        path = entry_path(self.objects_dir, key)
+        try:
+            entry, size = read_entry(path)
+        except FileNotFoundError:
+            self._record_miss(key, path)
+            return None
+        except CorruptEntry:
+            self._discard_corrupt(key, path)
+            return None
+        if entry.group != group:  # a caller's mix-up of keys, not damage: leave the entry alone
+            self._record_miss(key, path)
+            return None
+        self._record_hit(entry, size)
+        return dict(entry.files)
+
+    def put(self, key: str, group: str, files: dict[str, str], render_seconds: float) -> None:
+        """Store ``files`` under ``key``, then evict least-recently-used entries down to max_bytes.
+
+        The bytes go to a temp file first, outside the lock; the lock covers only the rename and
+        the index update. Concurrent puts of one key both complete; the last rename wins.
+        """
+        data = encode(Entry(check_key(key), group, dict(files), float(render_seconds)))
+        path = entry_path(self.objects_dir, key)
+        temp = write_temp(path, data)
+        try:
+            with self._index.write() as db:
+                os.replace(temp, path)
+                idx.upsert_entry(db, key, group, len(data), self._clock(), float(render_seconds))
+                self._evict_locked(db, self.max_bytes, keep=key)
+        except BaseException:
+            remove_quietly(temp)  # nothing to do once renamed
+            raise
+
+    def peek(self, key: str) -> Optional[dict[str, str]]:
+        """The entry's files without touching hits, times or counters (for inspection); None when
+        absent or corrupt (left for get or verify to deal with)."""
+        try:
+            return dict(read_entry(entry_path(self.objects_dir, key))[0].files)
+        except (FileNotFoundError, CorruptEntry):
+            return None
+
+    def entries(self, pattern: str = "*") -> list[dict]:
+        """group, key, size, created, last_used, hits (and render_seconds) of entries whose
+        group matches the shell-style ``pattern``, by group then key."""
+        with self._index.read() as db:
+            rows = idx.entry_rows(db)
+        chosen = (row for row in rows if fnmatchcase(row.group, pattern))
+        return [row.as_dict() for row in sorted(chosen, key=lambda row: (row.group, row.key))]
+
+    def _record_hit(self, entry: Entry, size: int) -> None:
+        now = self._clock()
+        with self._index.write() as db:
+            # A complete file without a row (its writer was killed before commit) is adopted.
+            idx.adopt_entry(db, entry.key, entry.group, size, now, entry.render_seconds)
+            idx.record_hit(db, entry.key, now)
+            idx.bump(db, "hits")
+            idx.bump(db, "seconds_saved", entry.render_seconds)
+        with self._saved_lock:
+            self._saved_since_build += entry.render_seconds
+
+    def _record_miss(self, key: str, path: str) -> None:
+        with self._index.write() as db:
+            idx.bump(db, "misses")
+            if not os.path.exists(path):  # a row whose file is gone is no entry
+                idx.delete_entry(db, key)
+
+    def _discard_corrupt(self, key: str, path: str) -> None:
+        with self._index.write() as db:
+            idx.bump(db, "misses")
+            idx.bump(db, "corrupt_reads")
+            # Read again under the lock: another build may have replaced it with a good entry.
+            if _is_corrupt(path):
+                remove_quietly(path)
+                idx.delete_entry(db, key)
+
+    # --- size ------------------------------------------------------------------------------
+
+    def gc(self, max_bytes: Optional[int] = None, older_than_seconds: Optional[float] = None) -> dict:
+        """Drop entries unused for ``older_than_seconds``, then evict least-recently-used ones down
+        to ``max_bytes`` (default: this cache's limit); stale temp files go too.
+
+        evicted counts every entry removed, expired those of them removed for their age.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        with self._index.write() as db:
+            expired = []
+            if older_than_seconds is not None:
+                expired = idx.entries_unused_since(db, self._clock() - older_than_seconds)
+                self._remove_locked(db, expired)
+            evicted = self._evict_locked(db, limit)
+            entries, size = idx.entry_count(db), idx.total_bytes(db)
+        temps = [temp for temp in self._stale_temps() if remove_quietly(temp)]
+        return {"evicted": len(expired) + len(evicted), "expired": len(expired),
+                "bytes_freed": sum(row.size for row in expired + evicted), "temps_removed": len(temps),
+                "entries": entries, "bytes": size}
+
+    def _evict_locked(self, db, limit: int, keep: Optional[str] = None) -> list[idx.EntryRow]:
+        """Remove least-recently-used entries until the total is within ``limit``; the entry just
+        written (``keep``) is never its own victim."""
+        total = idx.total_bytes(db)
+        if total <= limit:
+            return []
+        victims = []
+        for row in idx.entry_rows(db):
+            if total <= limit:
+                break
+            if row.key != keep:
+                victims.append(row)
+                total -= row.size
+        self._remove_locked(db, victims)
+        idx.bump(db, "evictions", len(victims))
+        return victims
+
+    def _remove_locked(self, db, rows: list[idx.EntryRow]) -> None:
+        for row in rows:
+            remove_quietly(entry_path(self.objects_dir, row.key))
+            idx.delete_entry(db, row.key)
+
+    # --- builds and group inputs -----------------------------------------------------------
+
+    def begin_build(self, label: str) -> int:
+        with self._index.write() as db:
+            return idx.insert_build(db, label, self._clock())
+
+    def end_build(self, build_id: int, *, groups: int, hits: int, misses: int, regenerated: int,
+                  seconds: float) -> None:
+        """Close the build; its time saved is the render_seconds of the entries this object hit
+        since its previous end_build."""
+        with self._saved_lock:
+            saved, self._saved_since_build = self._saved_since_build, 0.0
+        with self._index.write() as db:
+            idx.finish_build(db, build_id, self._clock(), groups=groups, hits=hits, misses=misses,
+                             regenerated=regenerated, seconds=seconds, saved_seconds=saved)
+
+    def record_inputs(self, group: str, key: str, inputs: dict[str, str], build_id: int) -> None:
+        """Remember the inputs behind ``key``; recording the group's newest key again is a no-op."""
+        with self._index.write() as db:
+            idx.insert_inputs(db, group, key, inputs, build_id)
+
+    def inputs_history(self, group: str, n: int = 2) -> list[tuple[str, dict[str, str], int]]:
+        """(key, inputs, build_id) of the group's last ``n`` distinct keys, newest first."""
+        with self._index.read() as db:
+            return idx.inputs_history(db, group, n)
+
+    def stats(self) -> dict:
+        with self._index.read() as db:
+            counts = idx.counters(db)
+            entries, size = idx.entry_count(db), idx.total_bytes(db)
+            last, builds = idx.last_finished_build(db), idx.build_count(db)
+        return {"root": self.root, "entries": entries, "bytes": size, "max_bytes": self.max_bytes,
+                "hits": counts["hits"], "misses": counts["misses"], "evictions": counts["evictions"],
+                "corrupt": counts["corrupt_reads"], "hit_rate": _rate(counts["hits"], counts["misses"]),
+                "seconds_saved": counts["seconds_saved"], "builds": builds,
+                "last_build": _build_figures(last) if last else None}
+
+    # --- verify ----------------------------------------------------------------------------
+
+    def verify(self, repair: bool = False) -> dict:
+        """Check every entry file against its digest and the index against the files.
+
+        corrupt: entry files failing their digest; orphaned: complete entry files without a row
+        and temp files older than a minute; missing: rows without a file (all as paths relative to
+        the root). repair deletes corrupt files and stale temps, indexes orphaned entries (they
+        are whole) and drops rows without files. Suspects found by the unlocked scan are checked
+        again under the write lock, so a concurrent build's work is never reported.
+        """
+        found = self._scan()
+        with self._index.write() as db:
+            keys = idx.entry_keys(db)
+            corrupt = [path for path in found.corrupt if _is_corrupt(path)]
+            orphans = [o for o in found.orphans if o.key not in keys and os.path.exists(o.path)]
+            temps = [path for path in found.stale_temps if os.path.exists(path)]
+            missing = [key for key in found.missing
+                       if key in keys and not os.path.exists(entry_path(self.objects_dir, key))]
+            if repair:
+                self._repair_locked(db, corrupt, orphans, temps, missing)
+        return {"ok": len(found.ok), "corrupt": self._relative(corrupt),
+                "orphaned": self._relative([o.path for o in orphans] + temps),
+                "missing": self._relative([entry_path(self.objects_dir, key) for key in missing])}
+
+    def _scan(self) -> _Scan:
+        with self._index.read() as db:
+            indexed = idx.entry_keys(db)
+        ok, corrupt, orphans, temps, on_disk = set(), [], [], [], set()
+        for item in scan(self.objects_dir):
+            if item.is_temp:
+                if _is_stale(item):
+                    temps.append(item.path)
+                continue
+            key = key_of_path(item.path)
+            on_disk.add(key)
+            try:
+                entry, size = read_entry(item.path)
+            except FileNotFoundError:
+                on_disk.discard(key)
+                continue
+            except CorruptEntry:
+                corrupt.append(item.path)
+                continue
+            if key in indexed:
+                ok.add(key)
+            else:
+                orphans.append(_Orphan(key, item.path, entry.group, size, item.mtime, entry.render_seconds))
+        return _Scan(frozenset(ok), tuple(corrupt), tuple(orphans), tuple(temps),
+                     tuple(sorted(indexed - on_disk)))
+
+    def _repair_locked(self, db, corrupt: list[str], orphans: list[_Orphan], temps: list[str],
+                       missing: list[str]) -> None:
+        for path in corrupt:
+            remove_quietly(path)
+            idx.delete_entry(db, key_of_path(path))
+        for path in temps:
+            remove_quietly(path)
+        for o in orphans:
+            idx.adopt_entry(db, o.key, o.group, o.size, o.mtime, o.render_seconds)
+        for key in missing:
+            idx.delete_entry(db, key)
+
+    def _stale_temps(self) -> list[str]:
+        return [item.path for item in scan(self.objects_dir) if item.is_temp and _is_stale(item)]
+
+    def _relative(self, paths: list[str]) -> list[str]:
+        return sorted(os.path.relpath(path, self.root).replace(os.sep, "/") for path in paths)
+
+
+def _is_stale(item: ScannedFile) -> bool:
+    # File ages are on the wall clock, whatever clock the index uses.
+    return item.mtime < time.time() - STALE_TEMP_SECONDS
+
+
+def _is_corrupt(path: str) -> bool:
+    try:
+        read_entry(path)
+    except CorruptEntry:
+        return True
+    except FileNotFoundError:
+        return False
+    return False
+
+
+def _rate(hits: int, misses: int) -> float:
+    return hits / (hits + misses) if hits + misses else 0.0
+
+
+def _build_figures(build: idx.BuildRow) -> dict:
+    figures = build.as_dict()
+    figures["hit_rate"] = _rate(build.hits or 0, build.misses or 0)
+    return figures

@@ -1,0 +1,164 @@
+"""The codegen cache end to end, through ``python -m opgen generate`` and ``python -m opgen cache``:
+hits from a second output directory, corruption found by verify and healed by the next build,
+SIGKILL mid-build, two builds at once, explain, gc."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
+TAGS = os.path.join(REPO_ROOT, "yaml", "tags.yaml")
+REAL_YAML = os.path.normpath(os.path.join(REPO_ROOT, "..", "shared", "data", "pytorch-2.13", "native_functions.yaml"))
+
+
+def opgen(cache_dir, *args, check=True):
+    env = dict(os.environ, OPGEN_CACHE_DIR=str(cache_dir), PYTHONHASHSEED="0")
+    env.pop("OPGEN_DEBUG", None)
+    result = subprocess.run([sys.executable, "-m", "opgen", *map(str, args)], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def cache_figures(stdout):
+    """(hits, misses) from '... codegen cache: H hits, M misses'."""
+    line = next(l for l in stdout.splitlines() if "codegen cache:" in l)
+    parts = line.split("codegen cache: ")[1].replace(",", "").split()
+    return int(parts[0]), int(parts[2])
+
+
+def tree(root):
+    found = {}
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if not name.startswith("."):
+                path = os.path.join(directory, name)
+                found[os.path.relpath(path, root)] = open(path, "rb").read()
+    return found
+
+
+def groups(stdout):
+    line = next(l for l in stdout.splitlines() if "regenerated" in l)
+    return int(line.split("regenerated ")[1].split("/")[1].split()[0])
+
+
+def entry_files(cache_dir):
+    return sorted(os.path.join(d, n) for d, _, files in os.walk(cache_dir / "codegen" / "objects")
+                  for n in files if n.endswith(".entry"))
+
+
+def test_second_output_directory_hits_every_group(tmp_path):
+    first = opgen(tmp_path / "cache", "generate", YAML, "--out", tmp_path / "a")
+    total = groups(first.stdout)
+    assert cache_figures(first.stdout) == (0, total)
+    second = opgen(tmp_path / "cache", "generate", YAML, "--out", tmp_path / "b")
+    assert cache_figures(second.stdout) == (total, 0)
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    stats = json.loads(opgen(tmp_path / "cache", "cache", "stats", "--json").stdout)
+    assert stats["entries"] == total and stats["hits"] == total and stats["misses"] == total
+    assert stats["last_build"]["hits"] == total
+
+
+def test_no_cache_renders_everything(tmp_path):
+    opgen(tmp_path / "cache", "generate", YAML, "--out", tmp_path / "a")
+    result = opgen(tmp_path / "cache", "generate", YAML, "--out", tmp_path / "b", "--no-cache")
+    assert "codegen cache: off" in result.stdout
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+
+
+def test_corrupt_entry_is_reported_and_healed(tmp_path):
+    cache = tmp_path / "cache"
+    opgen(cache, "generate", YAML, "--out", tmp_path / "a")
+    victim = entry_files(cache)[3]
+    data = bytearray(open(victim, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(victim, "wb").write(bytes(data))
+    verify = opgen(cache, "cache", "verify", check=False)
+    assert verify.returncode == 1 and os.path.basename(victim)[:12] in verify.stdout
+    rebuilt = opgen(cache, "generate", YAML, "--out", tmp_path / "b")
+    total = groups(rebuilt.stdout)
+    assert cache_figures(rebuilt.stdout) == (total - 1, 1)
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    assert opgen(cache, "cache", "verify").returncode == 0
+
+
+@pytest.mark.skipif(not os.path.exists(REAL_YAML), reason="PyTorch 2.13 yaml not in ../shared/data")
+def test_sigkill_mid_build_leaves_no_corrupt_entry(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, OPGEN_CACHE_DIR=str(cache))
+    process = subprocess.Popen([sys.executable, "-m", "opgen", "generate", REAL_YAML, "--out", str(tmp_path / "a")],
+                               cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while len(entry_files(cache) if (cache / "codegen" / "objects").exists() else []) < 50 and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    report = json.loads(opgen(cache, "cache", "verify", "--json", check=False).stdout)
+    assert report["corrupt"] == [] and report["missing"] == []
+    finished = opgen(cache, "generate", REAL_YAML, "--out", tmp_path / "a")
+    hits, misses = cache_figures(finished.stdout)
+    assert hits >= 50 and hits + misses == groups(finished.stdout)
+    assert opgen(cache, "cache", "verify").returncode == 0
+
+
+def test_two_builds_at_once_share_one_cache(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, OPGEN_CACHE_DIR=str(cache))
+    runs = [subprocess.Popen([sys.executable, "-m", "opgen", "generate", YAML, "--out", str(tmp_path / name)],
+                             cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name in ("a", "b")]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    assert opgen(cache, "cache", "verify").returncode == 0
+    third = opgen(cache, "generate", YAML, "--out", tmp_path / "c")
+    assert cache_figures(third.stdout)[1] == 0
+
+
+def test_explain_names_the_changed_field(tmp_path):
+    cache = tmp_path / "cache"
+    yaml_dir = tmp_path / "yaml"
+    yaml_dir.mkdir()
+    shutil.copy(YAML, yaml_dir / "native_functions.yaml")
+    shutil.copy(TAGS, yaml_dir / "tags.yaml")
+    opgen(cache, "generate", yaml_dir / "native_functions.yaml", "--out", tmp_path / "a")
+    first = opgen(cache, "cache", "explain", "add").stdout
+    assert "first build of this group" in first
+    text = (yaml_dir / "native_functions.yaml").read_text()
+    old = "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)"
+    assert old in text
+    (yaml_dir / "native_functions.yaml").write_text(text.replace(old, old.replace("alpha=1", "alpha=2")))
+    opgen(cache, "generate", yaml_dir / "native_functions.yaml", "--out", tmp_path / "a")
+    explained = opgen(cache, "cache", "explain", "add")
+    assert "add.Tensor: default of alpha changed 1 -> 2" in explained.stdout
+    data = json.loads(opgen(cache, "cache", "explain", "add", "--json").stdout)
+    assert "add.Tensor: default of alpha changed 1 -> 2" in data["reasons"]
+    assert data["previous_key"] != data["key"]
+    unknown = opgen(cache, "cache", "explain", "no_such_group", check=False)
+    assert unknown.returncode == 2 and "no_such_group" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_ls_show_and_gc(tmp_path):
+    cache = tmp_path / "cache"
+    opgen(cache, "generate", YAML, "--out", tmp_path / "a")
+    listing = opgen(cache, "cache", "ls", "add*").stdout
+    assert listing.splitlines()[0].startswith("add ") and "hits" in listing
+    shown = json.loads(opgen(cache, "cache", "show", "add", "--json").stdout)
+    assert "ops/add_CPU.cpp" in shown["files"] and shown["cached"]
+    assert any(name.startswith("add.Tensor:") for name in shown["inputs"])
+    before = json.loads(opgen(cache, "cache", "stats", "--json").stdout)
+    result = json.loads(opgen(cache, "cache", "gc", "--max-size", "64K", "--json").stdout)
+    after = json.loads(opgen(cache, "cache", "stats", "--json").stdout)
+    assert result["evicted"] > 0 and after["bytes"] <= 64 * 1024
+    assert after["entries"] == before["entries"] - result["evicted"]
+    assert after["evictions"] == before["evictions"] + result["evicted"]
+    bad = opgen(cache, "cache", "gc", "--max-size", "lots", check=False)
+    assert bad.returncode == 2 and "is not a size" in bad.stderr
