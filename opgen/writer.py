@@ -17,7 +17,10 @@ def write_if_changed(path: str, text: str) -> bool:
             if handle.read() == data:
                 return False
     except FileNotFoundError:
-        pass
+        # A new file needs no temp + rename (half the cost in a fresh tree): nothing reads it
+        # yet, and a write cut short leaves bytes that differ, so the next build rewrites it.
+        if _write_new(path, data):
+            return True
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
@@ -29,4 +32,15 @@ def write_if_changed(path: str, text: str) -> bool:
     except BaseException:
         os.unlink(tmp)
         raise
+    return True
+
+
+def _write_new(path: str, data: bytes) -> bool:
+    """Creates ``path`` with ``data``; False when it appeared meanwhile (then replace it atomically)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    try:
+        with open(path, "xb") as handle:
+            handle.write(data)
+    except FileExistsError:
+        return False
     return True

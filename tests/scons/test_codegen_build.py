@@ -135,6 +135,9 @@ def test_clean_rebuild_and_second_checkout_hit_ccache(project, tmp_path):
     build = ok(scons(project))
     hits, misses = ccache_stats()
     assert misses == 0 and hits == len(build.compiled) > 40
+    # The codegen cache (project/cache/codegen) gives every group back without rendering.
+    assert build.regenerated == (GROUPS, GROUPS)
+    assert f"[opgen] codegen cache: {GROUPS} hits, 0 rendered" in build.output
 
     other = tmp_path / "second" / "checkout"
     other.mkdir(parents=True)
