@@ -85,7 +85,7 @@ class CacheIndex:
     def __init__(self, path: str):
         self.path = path
         self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
+        self._opened: list[tuple[int, sqlite3.Connection]] = []
         self._opened_lock = threading.Lock()
 
     def connection(self) -> sqlite3.Connection:
@@ -94,7 +94,7 @@ class CacheIndex:
             local.connection = _open(self.path)
             local.pid = os.getpid()
             with self._opened_lock:
-                self._opened.append(local.connection)
+                self._opened.append((local.pid, local.connection))
         return local.connection
 
     @contextmanager
@@ -105,7 +105,8 @@ class CacheIndex:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite may have rolled back already (e.g. a full disk)
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
 
@@ -122,8 +123,9 @@ class CacheIndex:
     def close(self) -> None:
         with self._opened_lock:
             opened, self._opened = self._opened, []
-        for db in opened:
-            db.close()
+        for pid, db in opened:
+            if pid == os.getpid():  # a parent's connection is the parent's to close
+                db.close()
         self._local = threading.local()
 
 

@@ -8,6 +8,8 @@ Without a cache (disabled) every group renders.  Safe to call from SCons' job th
 from __future__ import annotations
 
 import os
+import sqlite3
+import sys
 import threading
 import time
 from typing import Optional
@@ -21,7 +23,13 @@ def open_codegen_cache(cache_dir: Optional[str] = None):
     from .store import CodegenCache
 
     root = default_cache_dir() if cache_dir is None else cache_dir
-    return CodegenCache(os.path.join(root, "codegen")) if root else None
+    if not root:
+        return None
+    try:
+        return CodegenCache(os.path.join(root, "codegen"))
+    except (OSError, sqlite3.Error) as exc:  # an unusable cache slows the build down, never stops it
+        print(f"[opgen] warning: codegen cache off ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return None
 
 
 class CacheSession:
@@ -42,31 +50,42 @@ class CacheSession:
         """{path: text} of one group: from the cache when it has the key, else rendered (and stored)."""
         start = time.perf_counter()
         files = None
-        if self.cache is not None:
-            with self._lock:
-                files = self.cache.get(key, name)
+        with self._lock:
+            files = self._safely(lambda cache: cache.get(key, name))
         hit = files is not None
         if not hit:
             files = codegen.render()
         seconds = time.perf_counter() - start
         with self._lock:
-            if self.cache is not None:
-                if not hit:
-                    self.cache.put(key, name, files, seconds)
-                self.cache.record_inputs(name, key, inputs, self._build())
+            if not hit:
+                self._safely(lambda cache: cache.put(key, name, files, seconds))
+            self._safely(lambda cache: cache.record_inputs(name, key, inputs, self._build(cache)))
             (self.hits if hit else self.misses).append(name)
             self.seconds += seconds
         return files
 
-    def _build(self) -> int:
+    def _safely(self, operation):
+        """Runs a cache operation; a broken cache (full or read-only disk, a damaged index) turns the
+        cache off for the rest of this build with one warning, instead of failing the build."""
+        if self.cache is None:
+            return None
+        try:
+            return operation(self.cache)
+        except (OSError, sqlite3.Error) as exc:
+            print(f"[opgen] warning: codegen cache off for this build ({type(exc).__name__}: {exc})", file=sys.stderr)
+            self.cache = None
+            return None
+
+    def _build(self, cache) -> int:
         if self._build_id is None:
-            self._build_id = self.cache.begin_build(self.label)
+            self._build_id = cache.begin_build(self.label)
         return self._build_id
 
     def finish(self, groups: int) -> None:
         """Records this build's figures; a build that produced nothing records nothing (no-op speed)."""
-        if self.cache is None or self._build_id is None:
+        if self._build_id is None:
             return
         with self._lock:
-            self.cache.end_build(self._build_id, groups=groups, hits=len(self.hits), misses=len(self.misses),
-                                 regenerated=len(self.misses), seconds=self.seconds)
+            self._safely(lambda cache: cache.end_build(self._build_id, groups=groups, hits=len(self.hits),
+                                                       misses=len(self.misses), regenerated=len(self.produced),
+                                                       seconds=self.seconds))

@@ -104,15 +104,16 @@ class CodegenCache:
         """
         data = encode(Entry(check_key(key), group, dict(files), float(render_seconds)))
         path = entry_path(self.objects_dir, key)
-        temp = write_temp(path, data)
+        temp: Optional[str] = write_temp(path, data)
         try:
             with self._index.write() as db:
                 os.replace(temp, path)
+                temp = None
                 idx.upsert_entry(db, key, group, len(data), self._clock(), float(render_seconds))
                 self._evict_locked(db, self.max_bytes, keep=key)
-        except BaseException:
-            remove_quietly(temp)  # nothing to do once renamed
-            raise
+        finally:
+            if temp is not None:  # the lock was never had: drop the unused bytes
+                remove_quietly(temp)
 
     def peek(self, key: str) -> Optional[dict[str, str]]:
         """The entry's files without touching hits, times or counters (for inspection); None when

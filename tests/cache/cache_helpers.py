@@ -4,6 +4,7 @@ import os
 import random
 import signal
 import time
+import traceback
 
 from opgen.cache.store import CodegenCache
 from opgen.fingerprint import digest
@@ -28,15 +29,14 @@ class FakeClock:
         return self.now
 
 
-def put_and_get_loop(root: str, names: list[str], start_at: float, seconds: float, max_bytes: int,
-                     seed: int) -> dict:
-    """A child build: from wall time ``start_at`` (so two children surely overlap) for ``seconds``,
-    gets and puts ``names`` in random order; every hit must be exactly right."""
+def put_and_get_loop(root: str, names: list[str], seconds: float, max_bytes: int, seed: int) -> dict:
+    """A child build: for ``seconds``, gets and puts ``names`` in random order; every hit must be
+    exactly right."""
     rng = random.Random(seed)
-    time.sleep(max(0.0, start_at - time.time()))
-    cache = CodegenCache(root, max_bytes=max_bytes)  # both open a fresh index at once
+    cache = CodegenCache(root, max_bytes=max_bytes)  # the children open a fresh index at once
     hits = puts = 0
-    while time.time() < start_at + seconds:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         name = rng.choice(names)
         files = cache.get(key_of(name), name)
         if files is None:
@@ -94,3 +94,39 @@ def kill(process) -> None:
     os.kill(process.pid, signal.SIGKILL)
     process.join(10)
     assert process.exitcode == -signal.SIGKILL
+
+
+def open_fresh(base: str, count: int) -> list[int]:
+    """Open (so create) caches base/0, base/1, ... in turn; children doing the same collide."""
+    entries = []
+    for i in range(count):
+        with CodegenCache(os.path.join(base, str(i))) as cache:
+            entries.append(cache.stats()["entries"])
+    return entries
+
+
+def run_together(context, target, arg_lists: list[tuple], timeout: float = 60) -> list:
+    """``target(*args)`` in one child process per item of ``arg_lists``, all released at once by a
+    barrier (so they surely overlap); their results in order, or AssertionError with a child's
+    traceback."""
+    barrier, results = context.Barrier(len(arg_lists)), context.Queue()
+    children = [context.Process(target=_report_to, args=(results, barrier, i, target, args))
+                for i, args in enumerate(arg_lists)]
+    for child in children:
+        child.start()
+    try:
+        reports = sorted(results.get(timeout=timeout) for _ in children)
+    finally:
+        for child in children:
+            child.join(timeout)
+    failures = [error for _, error, _ in reports if error]
+    assert not failures, "\n".join(failures)
+    return [value for _, _, value in reports]
+
+
+def _report_to(results, barrier, index: int, target, args: tuple) -> None:
+    barrier.wait(60)
+    try:
+        results.put((index, "", target(*args)))
+    except BaseException:
+        results.put((index, traceback.format_exc(), None))

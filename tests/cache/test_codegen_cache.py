@@ -162,3 +162,13 @@ def test_ls_show_and_gc(tmp_path):
     assert after["evictions"] == before["evictions"] + result["evicted"]
     bad = opgen(cache, "cache", "gc", "--max-size", "lots", check=False)
     assert bad.returncode == 2 and "is not a size" in bad.stderr
+
+
+def test_an_unusable_cache_warns_and_the_build_goes_on(tmp_path):
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("a file where the cache directory should be")
+    result = opgen(not_a_directory, "generate", YAML, "--out", tmp_path / "a")
+    assert "warning: codegen cache off" in result.stderr and "Traceback" not in result.stderr
+    assert "codegen cache: off" in result.stdout
+    reference = opgen(tmp_path / "good-cache", "generate", YAML, "--out", tmp_path / "b")
+    assert reference.returncode == 0 and tree(tmp_path / "a") == tree(tmp_path / "b")

@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from cache_helpers import FakeClock, files_of, key_of, kill, put_and_get_loop, put_forever, put_stalled_in
+from cache_helpers import (FakeClock, files_of, key_of, kill, open_fresh, put_and_get_loop, put_forever,
+                           put_stalled_in, run_together)
 from opgen.cache import DEFAULT_MAX_BYTES, CodegenCache
 from opgen.cache.entry import entry_path
 from opgen.cache.index import KEEP_INPUT_VERSIONS
@@ -219,11 +220,8 @@ def test_stale_temp_files_are_orphans_fresh_ones_are_a_live_put(cache):
 @pytest.mark.parametrize("max_bytes", [DEFAULT_MAX_BYTES, 6000], ids=["roomy", "evicting"])
 def test_two_processes_put_and_get_the_same_and_different_keys(root, max_bytes):
     shared = [f"shared{i}" for i in range(12)]
-    start_at = time.time() + 1.5  # after both children have started
-    jobs = [(root, shared + [f"own{seed}_{i}" for i in range(12)], start_at, 0.6, max_bytes, seed)
-            for seed in (1, 2)]
-    with SPAWN.Pool(2) as pool:
-        results = pool.starmap(put_and_get_loop, jobs)  # re-raises any child's exception
+    jobs = [(root, shared + [f"own{seed}_{i}" for i in range(12)], 0.5, max_bytes, seed) for seed in (1, 2)]
+    results = run_together(SPAWN, put_and_get_loop, jobs)
     assert all(result["hits"] > 10 and result["puts"] > 10 for result in results), results
     with CodegenCache(root, max_bytes=max_bytes) as cache:
         report = cache.verify()
@@ -234,6 +232,11 @@ def test_two_processes_put_and_get_the_same_and_different_keys(root, max_bytes):
         assert (max_bytes == DEFAULT_MAX_BYTES) == (stats["evictions"] == 0)
         for entry in cache.entries():
             assert cache.get(entry["key"], entry["group"]) == files_of(entry["group"])
+
+
+def test_processes_creating_one_fresh_cache_at_once_all_succeed(tmp_path):
+    # Switching a new index to WAL can report "locked" at once (no busy wait) to all but one.
+    assert run_together(SPAWN, open_fresh, [(str(tmp_path), 30)] * 4) == [[0] * 30] * 4
 
 
 @pytest.mark.parametrize("stage", ["write", "commit"])
