@@ -82,3 +82,17 @@ constexpr ScalarType scalar_type_of = CppTypeToScalarType<T>::value;
       default: ::op::fail(::op::str(NAME, ": unsupported dtype"));              \
     }                                                                           \
   } while (0)
+// The same for kernels with no bool version (arithmetic such as gemm): bool is an error.
+#define OP_DISPATCH_NUMERIC_TYPES(TYPE, NAME, ...)                              \
+  do {                                                                          \
+    switch (TYPE) {                                                             \
+      case ::op::ScalarType::Bool:                                              \
+        ::op::fail(::op::str(NAME, ": bool tensors are not supported"));        \
+        break;                                                                  \
+      OP_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                \
+      OP_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                \
+      OP_DTYPE_CASE(Float32, float, __VA_ARGS__)                                \
+      OP_DTYPE_CASE(Float64, double, __VA_ARGS__)                               \
+      default: ::op::fail(::op::str(NAME, ": unsupported dtype"));              \
+    }                                                                           \
+  } while (0)

@@ -235,12 +235,7 @@ void gemm_typed(const Tensor& out, const Tensor& a, const Tensor& b, const Tenso
 
 void gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const Scalar& beta,
                  const Scalar& alpha) {
-  OP_DISPATCH_ALL_TYPES(out.dtype(), "gemm", {
-    if constexpr (std::is_same_v<scalar_t, bool>)
-      OP_CHECK(false, "gemm: bool tensors are not supported");
-    else
-      gemm_typed<scalar_t>(out, a, b, bias, beta, alpha);
-  });
+  OP_DISPATCH_NUMERIC_TYPES(out.dtype(), "gemm", gemm_typed<scalar_t>(out, a, b, bias, beta, alpha));
 }
 
 }  // namespace

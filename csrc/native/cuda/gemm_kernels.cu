@@ -2,7 +2,6 @@
 // A plain shared-memory tiled product: each 16 x 16 block of threads computes a 16 x 16 tile
 // of one batch's out, stepping through K a 16-wide slice of a and b at a time. Every operand
 // is read through its strides, so transposed and broadcast inputs need no copy.
-#include <type_traits>
 
 #include "native/cuda/loops.cuh"
 #include "native/stubs.h"
@@ -90,12 +89,7 @@ void gemm_kernel_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const
                       const Scalar& alpha) {
   for (const Tensor* t : {&out, &a, &b})
     OP_CHECK(t->device().type() == DeviceType::CUDA, "gemm: expected cuda tensors, got one on ", t->device().str());
-  OP_DISPATCH_ALL_TYPES(out.dtype(), "gemm", {
-    if constexpr (std::is_same_v<scalar_t, bool>)
-      OP_CHECK(false, "gemm: bool tensors are not supported");
-    else
-      gemm_typed<scalar_t>(out, a, b, bias, beta, alpha);
-  });
+  OP_DISPATCH_NUMERIC_TYPES(out.dtype(), "gemm", gemm_typed<scalar_t>(out, a, b, bias, beta, alpha));
 }
 
 }  // namespace
