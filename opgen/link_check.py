@@ -45,12 +45,14 @@ def _symbol(line: str) -> tuple[str, str]:
 def referenced_kernels(registration_objects: Iterable[str], kernel_scope: str) -> dict[str, list[str]]:
     """{demangled kernel signature: [objects calling it]} of kernels in ``kernel_scope`` (e.g.
     op::xla::XLANativeFunctions) that the registration objects call but do not define."""
+    objects = list(registration_objects)
     found: dict[str, list[str]] = {}
-    for obj in registration_objects:
-        for line in _nm([obj], "-u"):
-            kind, name = _symbol(line)
-            if kind == "U" and name.startswith(kernel_scope + "::"):
-                found.setdefault(name, []).append(obj)
+    # One nm for all objects; -A prefixes each line with its object, "path: U name".
+    for line in _nm(objects, "-u", "-A"):
+        obj, _, rest = line.partition(": ")
+        kind, name = _symbol(rest)
+        if kind == "U" and name.startswith(kernel_scope + "::"):
+            found.setdefault(name, []).append(obj)
     return found
 
 

@@ -77,9 +77,7 @@ def _generate(out_dir: str, report: GenerateReport, previous: dict, jobs, sessio
             current[name] = old
             continue
         files = session.produce(name, key, inputs, codegen)
-        for path, text in files.items():
-            if write_if_changed(os.path.join(out_dir, path), text):
-                report.written.append(path)
+        _write_all(out_dir, report, files)
         report.regenerated.append(name)
         current[name] = {"key": key, "files": list(files)}
     return current

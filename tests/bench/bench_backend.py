@@ -76,6 +76,18 @@ def timed(command: list[str], out_dir: str, env: Optional[dict] = None) -> tuple
     return seconds, len(written(before, snapshot(out_dir)))
 
 
+def _incremental_runs(results, command: list[str], out: str, backend: str, env: Optional[dict] = None) -> None:
+    """no-op, then one-op edit of the backend yaml, then the original back (for the declaration check)."""
+    results["no-op"].append(timed(command, out, env))
+    with open(XLA_YAML, encoding="utf-8") as handle:
+        text = handle.read()
+    with open(backend, "w", encoding="utf-8") as handle:
+        handle.write(text.replace(*EDIT, 1))
+    results["one-op edit"].append(timed(command, out, env))
+    shutil.copyfile(XLA_YAML, backend)
+    timed(command, out, env)
+
+
 def run_opgen(work: str, runs: int, yaml_path: str, tags_path: str) -> dict[str, list[tuple[float, int]]]:
     backend = os.path.join(work, "xla_native_functions.yaml")
     cache = os.path.join(work, "opgen-cache")
@@ -91,14 +103,7 @@ def run_opgen(work: str, runs: int, yaml_path: str, tags_path: str) -> dict[str,
         shutil.rmtree(out)
         timed(in_tree + [out], out, env)
         results["add backend"].append(timed(command, out, env))
-        results["no-op"].append(timed(command, out, env))
-        with open(backend, encoding="utf-8") as handle:
-            text = handle.read()
-        with open(backend, "w", encoding="utf-8") as handle:
-            handle.write(text.replace(*EDIT, 1))
-        results["one-op edit"].append(timed(command, out, env))
-        shutil.copyfile(XLA_YAML, backend)
-        timed(command, out, env)  # back to the original for the declaration check
+        _incremental_runs(results, command, out, backend, env)
     return results
 
 
@@ -111,14 +116,7 @@ def run_torchgen(python: str, work: str, runs: int) -> dict[str, list[tuple[floa
         shutil.copyfile(XLA_YAML, backend)
         command = [python, "-m", "torchgen.gen_backend_stubs", "-s", backend, "-o", out]
         results["cold"].append(timed(command, out))
-        results["no-op"].append(timed(command, out))
-        with open(backend, encoding="utf-8") as handle:
-            text = handle.read()
-        with open(backend, "w", encoding="utf-8") as handle:
-            handle.write(text.replace(*EDIT, 1))
-        results["one-op edit"].append(timed(command, out))
-        shutil.copyfile(XLA_YAML, backend)
-        timed(command, out)
+        _incremental_runs(results, command, out, backend)
     return results
 
 
