@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
@@ -99,3 +100,14 @@ def ccache_stats():
 
 def zero_ccache_stats():
     subprocess.run(["ccache", "--zero-stats"], check=True, capture_output=True)
+
+
+def rewrite_in_a_later_second(path, text):
+    """Writes ``text`` to ``path`` once the clock has passed the second of its current mtime.
+
+    SCons records source timestamps in whole seconds and, with content-timestamp (and max_drift),
+    trusts the stored signature while the timestamp is unchanged: an edit and its undo inside one
+    second, around a build, would look like no change at all."""
+    while int(time.time()) <= int(os.stat(path).st_mtime):
+        time.sleep(0.05)
+    path.write_text(text)

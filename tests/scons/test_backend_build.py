@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scons_helpers import GEN, LIBRARY, changed_files, copy_project, ok, scons, snapshot
+from scons_helpers import GEN, LIBRARY, changed_files, copy_project, ok, rewrite_in_a_later_second, scons, snapshot
 
 BACKEND_LIBRARY = os.path.join("build", "lib", "libopdispatch_xla.so")
 BACKEND_YAML = os.path.join("yaml", "xla_native_functions.yaml")
@@ -104,7 +104,7 @@ def test_unlisting_an_operator_removes_its_files_and_relinks(project, backend_ya
         assert build.compiled == {"build/obj/backends/xla/compute_kernels.os"}
         assert "-o build/lib/libopdispatch_xla.so" in build.output
     finally:
-        kernels.write_text(original)
+        rewrite_in_a_later_second(kernels, original)
 
 
 def test_unknown_backend_exits_2(project):
