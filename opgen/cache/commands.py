@@ -166,12 +166,22 @@ def _explain(args: argparse.Namespace) -> int:
 
     cache = open_cache(args)
     history = _latest_inputs(cache, args.group)
-    (key, inputs, build) = history[0]
-    old = history[1][1] if len(history) > 1 else None
-    reasons = explain(old, inputs)
-    data = {"group": args.group, "key": key, "build": build, "previous_key": history[1][0] if old else None,
-            "reasons": reasons}
-    text = f"{args.group} regenerated in build {build} (key {key[:12]}):\n" + "".join(f"  {r}\n" for r in reasons)
+    (key, inputs, recorded_by) = history[0]
+    production = cache.last_production(args.group)
+    build, produced_key, hit = production if production else (recorded_by, key, False)
+    if produced_key == key and build > recorded_by:
+        # The inputs were recorded by an earlier build: this one found the files missing.
+        reasons = [f"inputs unchanged since build {recorded_by}; its files were missing from the build directory "
+                   f"(a new or cleaned one)"]
+        previous_key = key
+    else:
+        old = history[1][1] if len(history) > 1 else None
+        reasons = explain(old, inputs)
+        previous_key = history[1][0] if old else None
+    how = "materialized from the cache" if hit else "rendered"
+    data = {"group": args.group, "key": key, "build": build, "previous_key": previous_key,
+            "reasons": reasons, "materialized": hit}
+    text = f"{args.group} regenerated in build {build} (key {key[:12]}, {how}):\n" + "".join(f"  {r}\n" for r in reasons)
     _print(args, data, text)
     return 0
 

@@ -37,6 +37,9 @@ _SCHEMA = (
          id INTEGER PRIMARY KEY AUTOINCREMENT, group_name TEXT NOT NULL, key TEXT NOT NULL,
          build_id INTEGER NOT NULL, inputs TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS inputs_by_group ON inputs (group_name, id)",
+    # Each group's latest production only: explain tells "files were missing" from "inputs changed".
+    """CREATE TABLE IF NOT EXISTS last_produced (
+         group_name TEXT PRIMARY KEY, build_id INTEGER NOT NULL, key TEXT NOT NULL, hit INTEGER NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value REAL NOT NULL)",
 )
 
@@ -243,15 +246,24 @@ def counters(db: sqlite3.Connection) -> dict[str, float]:
 
 # --- builds ----------------------------------------------------------------------------------
 
-def insert_build(db: sqlite3.Connection, label: str, now: float) -> int:
-    return int(db.execute("INSERT INTO builds (label, started) VALUES (?, ?)", (label, now)).lastrowid)
+def insert_build(db: sqlite3.Connection, label: str, started: float, finished: float, *, groups: int, hits: int,
+                 misses: int, regenerated: int, seconds: float, saved_seconds: float) -> int:
+    cursor = db.execute("INSERT INTO builds (label, started, finished, groups, hits, misses, regenerated, seconds, "
+                        "saved_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds))
+    return int(cursor.lastrowid)
 
 
-def finish_build(db: sqlite3.Connection, build_id: int, now: float, *, groups: int, hits: int,
-                 misses: int, regenerated: int, seconds: float, saved_seconds: float) -> None:
-    db.execute("UPDATE builds SET finished = ?, groups = ?, hits = ?, misses = ?, regenerated = ?, "
-               "seconds = ?, saved_seconds = ? WHERE id = ?",
-               (now, groups, hits, misses, regenerated, seconds, saved_seconds, build_id))
+def record_productions(db: sqlite3.Connection, build_id: int, produced: list[tuple[str, str, bool]]) -> None:
+    """(group, key, hit) of each group ``build_id`` produced, replacing the group's earlier production."""
+    db.executemany("INSERT OR REPLACE INTO last_produced (group_name, build_id, key, hit) VALUES (?, ?, ?, ?)",
+                   [(group, build_id, key, int(hit)) for group, key, hit in produced])
+
+
+def last_production(db: sqlite3.Connection, group: str) -> Optional[tuple[int, str, bool]]:
+    """(build id, key, hit) of the group's latest production."""
+    row = db.execute("SELECT build_id, key, hit FROM last_produced WHERE group_name = ?", (group,)).fetchone()
+    return (int(row[0]), row[1], bool(row[2])) if row else None
 
 
 def last_finished_build(db: sqlite3.Connection) -> Optional[BuildRow]:
@@ -277,6 +289,12 @@ def insert_inputs(db: sqlite3.Connection, group: str, key: str, inputs: dict[str
     db.execute("DELETE FROM inputs WHERE group_name = ? AND id NOT IN "
                "(SELECT id FROM inputs WHERE group_name = ? ORDER BY id DESC LIMIT ?)",
                (group, group, KEEP_INPUT_VERSIONS))
+
+
+def newest_input_keys(db: sqlite3.Connection) -> dict[str, str]:
+    """Every group's most recently recorded key."""
+    rows = db.execute("SELECT group_name, key FROM inputs WHERE id IN (SELECT MAX(id) FROM inputs GROUP BY group_name)")
+    return dict(rows)
 
 
 def inputs_history(db: sqlite3.Connection, group: str, n: int) -> list[tuple[str, dict[str, str], int]]:

@@ -1,8 +1,8 @@
 """One build's use of the codegen cache, shared by ``opgen generate`` and the SCons tool.
 
 A group whose files must be produced is looked up by its content key: a hit materializes the
-stored files without rendering, a miss renders and stores them.  Either way the group's inputs
-are recorded (for ``opgen cache explain``), and the build's figures are written once at the end.
+stored files without rendering, a miss renders and stores them.  The inputs of a key new to its
+group are recorded (for ``opgen cache explain``), with the build's figures, once at the end.
 Without a cache (disabled) every group renders.  Safe to call from SCons' job threads.
 """
 from __future__ import annotations
@@ -12,16 +12,15 @@ import sqlite3
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from ..fingerprint import default_cache_dir
+from .store import BuildRecord, CodegenCache, Production
 
 
 def open_codegen_cache(cache_dir: Optional[str] = None):
     """The codegen cache under ``cache_dir`` (default: $OPGEN_CACHE_DIR or <repo>/cache), or None
     when ``cache_dir`` is "" (disabled)."""
-    from .store import CodegenCache
-
     root = default_cache_dir() if cache_dir is None else cache_dir
     if not root:
         return None
@@ -33,59 +32,66 @@ def open_codegen_cache(cache_dir: Optional[str] = None):
 
 
 class CacheSession:
+    """Produces the groups of one build and records the build in the cache when it finishes.
+
+    Lookups touch no index; hits, misses, the build's figures and the inputs of keys new to their
+    groups are written in one transaction by ``finish`` (a fresh build directory of 1,342 groups
+    would otherwise pay 1,342 transactions). A build killed before ``finish`` loses only those
+    counts: every entry it stored is already whole and indexed.
+    """
+
     def __init__(self, cache, label: str):
         self.cache = cache
         self.label = label
         self.hits: list[str] = []
         self.misses: list[str] = []
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
-        self._build_id: Optional[int] = None
+        self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []
+        self._started = self._safely(lambda cache: cache.now())
         self._lock = threading.Lock()
 
     @property
     def produced(self) -> list[str]:
         return sorted(self.hits + self.misses)
 
-    def produce(self, name: str, key: str, inputs: dict[str, str], codegen) -> dict[str, str]:
-        """{path: text} of one group: from the cache when it has the key, else rendered (and stored)."""
+    def produce(self, job) -> dict[str, str]:
+        """{path: text} of one GroupJob: from the cache when it has the key, else rendered (and stored)."""
         start = time.perf_counter()
-        files = None
-        with self._lock:
-            files = self._safely(lambda cache: cache.get(key, name))
-        hit = files is not None
-        if not hit:
-            files = codegen.render()
+        found = self._safely(lambda cache: cache.lookup(job.key, job.name))
+        files = dict(found.files) if found is not None else job.codegen.render()
         seconds = time.perf_counter() - start
+        if found is None:
+            self._safely(lambda cache: cache.put(job.key, job.name, files, seconds))
         with self._lock:
-            if not hit:
-                self._safely(lambda cache: cache.put(key, name, files, seconds))
-            self._safely(lambda cache: cache.record_inputs(name, key, inputs, self._build(cache)))
-            (self.hits if hit else self.misses).append(name)
+            self._productions.append((Production(job.name, job.key, found), job.inputs))
+            (self.hits if found is not None else self.misses).append(job.name)
             self.seconds += seconds
         return files
 
     def _safely(self, operation):
         """Runs a cache operation; a broken cache (full or read-only disk, a damaged index) turns the
         cache off for the rest of this build with one warning, instead of failing the build."""
-        if self.cache is None:
+        cache = self.cache
+        if cache is None:
             return None
         try:
-            return operation(self.cache)
+            return operation(cache)
         except (OSError, sqlite3.Error) as exc:
-            print(f"[opgen] warning: codegen cache off for this build ({type(exc).__name__}: {exc})", file=sys.stderr)
+            if self.cache is not None:
+                print(f"[opgen] warning: codegen cache off for this build ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
             self.cache = None
             return None
 
-    def _build(self, cache) -> int:
-        if self._build_id is None:
-            self._build_id = cache.begin_build(self.label)
-        return self._build_id
-
     def finish(self, groups: int) -> None:
-        """Records this build's figures; a build that produced nothing records nothing (no-op speed)."""
-        if self._build_id is None:
-            return
+        """Records this build; a build that produced nothing records nothing (no-op speed)."""
         with self._lock:
-            self._safely(lambda cache: cache.end_build(self._build_id, groups=groups, hits=len(self.hits),
-                                                       misses=len(self.misses), regenerated=len(self.produced),
-                                                       seconds=self.seconds))
+            productions, self._productions = self._productions, []
+        if not productions:
+            return
+        newest = self._safely(lambda cache: cache.newest_input_keys()) or {}
+        # Only a key the group has not recorded last needs its inputs (the costly part) computed.
+        inputs = tuple((p.group, p.key, inputs()) for p, inputs in productions if newest.get(p.group) != p.key)
+        record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
+                             tuple(p for p, _ in productions), inputs)
+        self._safely(lambda cache: cache.record_build(record))

@@ -4,6 +4,8 @@ Layout under the root (<cache dir>/codegen):
 
     objects/<key[:2]>/<key>.entry   one file per entry, digest-checked on every read (entry.py)
     index.sqlite                    sizes, times, hits, builds, group inputs, counters (index.py)
+    keys/<memo>.json                every group's content key for one model + config + opgen
+                                    version, so an unchanged model skips computing 150k inputs
 
 An entry file and its index row change together only while the index's write lock is held (the
 rename of a new entry, the unlink of an evicted or corrupt one), so two builds sharing a cache
@@ -11,19 +13,20 @@ never make them disagree; only a crash can, and verify(repair=True) mends that.
 """
 from __future__ import annotations
 
+import json
 import os
-import threading
 import time
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
-from ..fingerprint import default_cache_dir
+from ..fingerprint import default_cache_dir, digest
 from . import index as idx
 from .entry import (CorruptEntry, Entry, ScannedFile, check_key, encode, entry_path, key_of_path, read_entry,
                     remove_quietly, scan, write_temp)
 
 DEFAULT_MAX_BYTES = 1 << 30
+KEY_MEMO_DIR = "keys"
 # Older than any put can take (busy timeout included), so a live build's temp is never taken
 # for debris.
 STALE_TEMP_SECONDS = 60.0
@@ -31,6 +34,34 @@ STALE_TEMP_SECONDS = 60.0
 
 def default_codegen_dir() -> str:
     return os.path.join(default_cache_dir(), "codegen")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A whole entry read by lookup(): its files, and what counting the hit needs."""
+    key: str
+    group: str
+    files: Mapping[str, str]
+    size: int
+    render_seconds: float
+
+
+@dataclass(frozen=True)
+class Production:
+    """One group a build produced: materialized from ``found``, or rendered (found is None)."""
+    group: str
+    key: str
+    found: Optional[Found]
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    label: str
+    started: float                  # on the cache's clock
+    groups: int                     # groups in the build, produced or up to date
+    seconds: float                  # spent producing groups
+    produced: tuple[Production, ...]
+    inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, inputs) of keys new to their group
 
 
 @dataclass(frozen=True)
@@ -63,10 +94,6 @@ class CodegenCache:
         self.objects_dir = os.path.join(root, "objects")
         self._index = idx.CacheIndex(os.path.join(root, "index.sqlite"))
         self._clock = clock  # index times; tests pass a fake one to order entries
-        # Render time saved by this object's hits since its last end_build: a build may look up
-        # groups before it calls begin_build.
-        self._saved_lock = threading.Lock()
-        self._saved_since_build = 0.0
 
     def close(self) -> None:
         self._index.close()
@@ -80,21 +107,30 @@ class CodegenCache:
     # --- entries ---------------------------------------------------------------------------
 
     def get(self, key: str, group: str) -> Optional[dict[str, str]]:
-        """The entry's {relative path: text}, or None on a miss (absent, corrupt, another group's)."""
+        """The entry's {relative path: text}, or None on a miss (absent, corrupt, another group's);
+        the hit or miss is counted at once (a build batches that through lookup/record_build)."""
+        found = self.lookup(key, group)
+        with self._index.write() as db:
+            if found is None:
+                self._count_misses_locked(db, [key])
+            else:
+                self._count_hits_locked(db, [found])
+        return None if found is None else dict(found.files)
+
+    def lookup(self, key: str, group: str) -> Optional[Found]:
+        """The entry of ``key`` if it is whole and ``group``'s, without counting anything; a corrupt
+        entry is deleted (and counted) at once so that the next put replaces it."""
         path = entry_path(self.objects_dir, key)
         try:
             entry, size = read_entry(path)
         except FileNotFoundError:
-            self._record_miss(key, path)
             return None
         except CorruptEntry:
             self._discard_corrupt(key, path)
             return None
         if entry.group != group:  # a caller's mix-up of keys, not damage: leave the entry alone
-            self._record_miss(key, path)
             return None
-        self._record_hit(entry, size)
-        return dict(entry.files)
+        return Found(key, group, entry.files, size, entry.render_seconds)
 
     def put(self, key: str, group: str, files: dict[str, str], render_seconds: float) -> None:
         """Store ``files`` under ``key``, then evict least-recently-used entries down to max_bytes.
@@ -131,31 +167,62 @@ class CodegenCache:
         chosen = (row for row in rows if fnmatchcase(row.group, pattern))
         return [row.as_dict() for row in sorted(chosen, key=lambda row: (row.group, row.key))]
 
-    def _record_hit(self, entry: Entry, size: int) -> None:
+    def _count_hits_locked(self, db, hits: Sequence[Found]) -> None:
         now = self._clock()
-        with self._index.write() as db:
+        for found in hits:
             # A complete file without a row (its writer was killed before commit) is adopted.
-            idx.adopt_entry(db, entry.key, entry.group, size, now, entry.render_seconds)
-            idx.record_hit(db, entry.key, now)
-            idx.bump(db, "hits")
-            idx.bump(db, "seconds_saved", entry.render_seconds)
-        with self._saved_lock:
-            self._saved_since_build += entry.render_seconds
+            idx.adopt_entry(db, found.key, found.group, found.size, now, found.render_seconds)
+            idx.record_hit(db, found.key, now)
+        idx.bump(db, "hits", len(hits))
+        idx.bump(db, "seconds_saved", sum(found.render_seconds for found in hits))
 
-    def _record_miss(self, key: str, path: str) -> None:
-        with self._index.write() as db:
-            idx.bump(db, "misses")
-            if not os.path.exists(path):  # a row whose file is gone is no entry
+    def _count_misses_locked(self, db, keys: Sequence[str]) -> None:
+        idx.bump(db, "misses", len(keys))
+        for key in keys:
+            if not os.path.exists(entry_path(self.objects_dir, key)):  # a row whose file is gone is no entry
                 idx.delete_entry(db, key)
 
     def _discard_corrupt(self, key: str, path: str) -> None:
         with self._index.write() as db:
-            idx.bump(db, "misses")
             idx.bump(db, "corrupt_reads")
             # Read again under the lock: another build may have replaced it with a good entry.
             if _is_corrupt(path):
                 remove_quietly(path)
                 idx.delete_entry(db, key)
+
+    # --- content keys of a whole model ---------------------------------------------------------
+
+    def remembered_keys(self, memo: str) -> Optional[dict[str, str]]:
+        """The {group: key} map saved under ``memo`` (a digest of everything the keys depend on), or
+        None when absent or damaged."""
+        try:
+            with open(self._memo_path(memo), "rb") as handle:
+                data = handle.read()
+            header, _, payload = data.partition(b"\n")
+            keys = json.loads(payload) if header == digest(payload).encode("ascii") else None
+            os.utime(self._memo_path(memo))  # in use: gc --older-than keeps it
+        except (OSError, ValueError):
+            return None
+        return keys if isinstance(keys, dict) else None
+
+    def remember_keys(self, memo: str, keys: dict[str, str]) -> None:
+        payload = json.dumps(keys, sort_keys=True).encode("utf-8")
+        path = self._memo_path(memo)
+        os.replace(write_temp(path, digest(payload).encode("ascii") + b"\n" + payload), path)
+
+    def _memos(self) -> list[str]:
+        directory = os.path.join(self.root, KEY_MEMO_DIR)
+        try:
+            return [os.path.join(directory, name) for name in sorted(os.listdir(directory))]
+        except FileNotFoundError:
+            return []
+
+    def _memo_path(self, memo: str) -> str:
+        return os.path.join(self.root, KEY_MEMO_DIR, check_key(memo) + ".json")
+
+    def now(self) -> float:
+        """The time on the clock the index uses (BuildRecord.started)."""
+        return self._clock()
 
     # --- size ------------------------------------------------------------------------------
 
@@ -174,9 +241,11 @@ class CodegenCache:
             evicted = self._evict_locked(db, limit)
             entries, size = idx.entry_count(db), idx.total_bytes(db)
         temps = [temp for temp in self._stale_temps() if remove_quietly(temp)]
+        memos = [] if older_than_seconds is None else [
+            memo for memo in self._memos() if _age(memo) > older_than_seconds and remove_quietly(memo)]
         return {"evicted": len(expired) + len(evicted), "expired": len(expired),
                 "bytes_freed": sum(row.size for row in expired + evicted), "temps_removed": len(temps),
-                "entries": entries, "bytes": size}
+                "key_memos_removed": len(memos), "entries": entries, "bytes": size}
 
     def _evict_locked(self, db, limit: int, keep: Optional[str] = None) -> list[idx.EntryRow]:
         """Remove least-recently-used entries until the total is within ``limit``; the entry just
@@ -202,24 +271,31 @@ class CodegenCache:
 
     # --- builds and group inputs -----------------------------------------------------------
 
-    def begin_build(self, label: str) -> int:
+    def record_build(self, build: BuildRecord) -> int:
+        """Counts a build's hits and misses, records its figures, its productions and the inputs of
+        keys new to their groups: one transaction for the whole build. Returns the build's id."""
+        hits = [p.found for p in build.produced if p.found is not None]
         with self._index.write() as db:
-            return idx.insert_build(db, label, self._clock())
+            self._count_hits_locked(db, hits)
+            self._count_misses_locked(db, [p.key for p in build.produced if p.found is None])
+            build_id = idx.insert_build(
+                db, build.label, build.started, self._clock(), groups=build.groups, hits=len(hits),
+                misses=len(build.produced) - len(hits), regenerated=len(build.produced), seconds=build.seconds,
+                saved_seconds=sum(found.render_seconds for found in hits))
+            idx.record_productions(db, build_id, [(p.group, p.key, p.found is not None) for p in build.produced])
+            for group, key, inputs in build.inputs:
+                idx.insert_inputs(db, group, key, inputs, build_id)
+        return build_id
 
-    def end_build(self, build_id: int, *, groups: int, hits: int, misses: int, regenerated: int,
-                  seconds: float) -> None:
-        """Close the build; its time saved is the render_seconds of the entries this object hit
-        since its previous end_build."""
-        with self._saved_lock:
-            saved, self._saved_since_build = self._saved_since_build, 0.0
-        with self._index.write() as db:
-            idx.finish_build(db, build_id, self._clock(), groups=groups, hits=hits, misses=misses,
-                             regenerated=regenerated, seconds=seconds, saved_seconds=saved)
+    def newest_input_keys(self) -> dict[str, str]:
+        """{group: key} of each group's most recently recorded inputs."""
+        with self._index.read() as db:
+            return idx.newest_input_keys(db)
 
-    def record_inputs(self, group: str, key: str, inputs: dict[str, str], build_id: int) -> None:
-        """Remember the inputs behind ``key``; recording the group's newest key again is a no-op."""
-        with self._index.write() as db:
-            idx.insert_inputs(db, group, key, inputs, build_id)
+    def last_production(self, group: str) -> Optional[tuple[int, str, bool]]:
+        """(build id, key, materialized from the cache) of the latest build that produced ``group``."""
+        with self._index.read() as db:
+            return idx.last_production(db, group)
 
     def inputs_history(self, group: str, n: int = 2) -> list[tuple[str, dict[str, str], int]]:
         """(key, inputs, build_id) of the group's last ``n`` distinct keys, newest first."""
@@ -310,6 +386,13 @@ class CodegenCache:
 def _is_stale(item: ScannedFile) -> bool:
     # File ages are on the wall clock, whatever clock the index uses.
     return item.mtime < time.time() - STALE_TEMP_SECONDS
+
+
+def _age(path: str) -> float:
+    try:
+        return time.time() - os.stat(path).st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _is_corrupt(path: str) -> bool:

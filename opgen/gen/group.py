@@ -29,7 +29,11 @@ class GroupCodegen:
         self.name = group.name
         self.indices = indices
         self.config = config
-        self.relations = GroupRelations(group)
+
+    @cached_property
+    def relations(self) -> GroupRelations:
+        # Lazy: a build materializing every group from the cache never needs them.
+        return GroupRelations(self.group)
 
     # ----- what exists -----
 

@@ -16,12 +16,11 @@ from typing import Optional
 from ..cache.session import CacheSession, open_codegen_cache
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
-from ..writer import write_if_changed
+from ..writer import TreeWriter, write_if_changed
 from . import layout
-from .backend import backend_groups, render_backend_umbrella
+from .backend import render_backend_umbrella
 from .config import CodegenConfig
-from .inputs import backend_group_inputs, group_inputs, inputs_key
-from .group import GroupCodegen
+from .jobs import GroupJob, backend_jobs, in_tree_jobs
 from .umbrellas import render_umbrellas
 
 MANIFEST = ".opgen-manifest.json"
@@ -65,27 +64,27 @@ def _exists_all(out_dir: str, files: list[str]) -> bool:
     return all(os.path.exists(os.path.join(out_dir, p)) for p in files)
 
 
-def _generate(out_dir: str, report: GenerateReport, previous: dict, jobs, session: CacheSession) -> dict[str, dict]:
-    """Produces the (name, inputs, codegen) jobs whose key or files changed (from the cache or by
-    rendering); returns the new manifest entries."""
+def _generate(writer: TreeWriter, report: GenerateReport, previous: dict, jobs: list[GroupJob],
+              session: CacheSession) -> dict[str, dict]:
+    """Produces the jobs whose key or files changed (from the cache or by rendering); returns the
+    new manifest entries."""
     current: dict[str, dict] = {}
-    for name, inputs, codegen in jobs:
-        key = inputs_key(inputs)
+    for job in jobs:
         report.groups += 1
-        old = previous.get(name)
-        if old and old.get("key") == key and _exists_all(out_dir, old.get("files", [])):
-            current[name] = old
+        old = previous.get(job.name)
+        if old and old.get("key") == job.key and _exists_all(writer.root, old.get("files", [])):
+            current[job.name] = old
             continue
-        files = session.produce(name, key, inputs, codegen)
-        _write_all(out_dir, report, files)
-        report.regenerated.append(name)
-        current[name] = {"key": key, "files": list(files)}
+        files = session.produce(job)
+        _write_all(writer, report, files)
+        report.regenerated.append(job.name)
+        current[job.name] = {"key": job.key, "files": list(files)}
     return current
 
 
-def _write_all(out_dir: str, report: GenerateReport, files: dict[str, str]) -> None:
+def _write_all(writer: TreeWriter, report: GenerateReport, files: dict[str, str]) -> None:
     for path, text in files.items():
-        if write_if_changed(os.path.join(out_dir, path), text):
+        if writer.write(path, text):
             report.written.append(path)
 
 
@@ -97,28 +96,25 @@ def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenCon
     (default: $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything)."""
     report = GenerateReport()
     session = CacheSession(open_codegen_cache(cache_dir), "opgen generate")
+    writer = TreeWriter(out_dir)
     manifest_path = os.path.join(out_dir, MANIFEST)
     manifest = _read_manifest(manifest_path)
-    groups = _generate(out_dir, report, manifest["groups"], (
-        (group.name, group_inputs(group, model.indices, config), GroupCodegen(group, model.indices, config))
-        for group in model.operator_groups), session)
-    _write_all(out_dir, report, render_umbrellas({name: entry["files"] for name, entry in groups.items()}))
+    groups = _generate(writer, report, manifest["groups"], in_tree_jobs(model, config, session.cache), session)
+    _write_all(writer, report, render_umbrellas({name: entry["files"] for name, entry in groups.items()}))
     expected = {p for entry in groups.values() for p in entry["files"]}
     report.removed = remove_stale(out_dir, expected)
 
     backends = dict(manifest.get("backends", {}))
     if backend is not None:
         key = str(backend.backend_key)
-        previous = {name.split("@")[0]: entry for name, entry in backends.get(key, {}).items()}
-        entries = _generate(out_dir, report, {f"{n}@{key}": e for n, e in previous.items()}, (
-            (f"{codegen.name}@{key}", backend_group_inputs(codegen.group, backend), codegen)
-            for codegen in backend_groups(model.operator_groups, backend)), session)
+        entries = _generate(writer, report, backends.get(key, {}), backend_jobs(model, backend), session)
         backends[key] = entries
-        _write_all(out_dir, report, render_backend_umbrella(backend, [name.split("@")[0] for name in entries]))
+        _write_all(writer, report, render_backend_umbrella(backend, [name.split("@")[0] for name in entries]))
         owned = {p for entry in entries.values() for p in entry["files"]}
         report.removed += remove_stale(out_dir, owned, layout.backend_dir(backend.backend_key))
+    # No indent: json's C encoder only runs without one, and PyTorch's manifest lists 7,939 files.
     write_if_changed(manifest_path, json.dumps({"version": MANIFEST_VERSION, "groups": groups, "backends": backends},
-                                               indent=1, sort_keys=True) + "\n")
+                                               sort_keys=True, separators=(",", ":")) + "\n")
     session.finish(report.groups)
     if session.cache is not None:
         report.cache_hits, report.cache_misses = len(session.hits), len(session.misses)

@@ -5,7 +5,7 @@ Every problem in the file is collected and reported together (up to a cap).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional, Sequence, Union
 
@@ -28,6 +28,9 @@ class Model:
     source: str
     functions: tuple[NativeFunction, ...]  # yaml order, generated functions last
     indices: dict[DispatchKey, BackendIndex]
+    # Digest of the yaml and tags bytes and opgen's model code (set by the parse cache; "" when
+    # unknown): what is derived from the model alone may be remembered under it.
+    fingerprint: str = field(default="", compare=False)
 
     @cached_property
     def by_name(self) -> dict[OperatorName, NativeFunction]:

@@ -5,6 +5,7 @@ A damaged or unreadable entry is a miss; entries are written atomically.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import pickle
@@ -43,7 +44,7 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
             return model
     # Parse the bytes already read for the key rather than reading the files again.
     valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
-    model = build_model(load_bytes(yaml_bytes, name), name, valid_tags)
+    model = dataclasses.replace(build_model(load_bytes(yaml_bytes, name), name, valid_tags), fingerprint=key)
     model.variant_groups, model.view_groups, model.operator_groups  # noqa: B018 - cache the groupings too
     if entry:
         _write_entry(entry, model)

@@ -19,15 +19,14 @@ import SCons.Script
 import xxhash
 
 from opgen.cache.session import CacheSession, open_codegen_cache
-from opgen.gen.backend import backend_groups, render_backend_umbrella
+from opgen.gen.backend import render_backend_umbrella
 from opgen.gen.config import CodegenConfig
-from opgen.gen.inputs import backend_group_inputs, group_inputs, inputs_key
-from opgen.gen.group import GroupCodegen
+from opgen.gen.jobs import backend_jobs, in_tree_jobs
 from opgen.gen.layout import UMBRELLAS, backend_dir, backend_umbrella
 from opgen.gen.tree import remove_stale
 from opgen.gen.umbrellas import render_umbrellas
 from opgen.fingerprint import digest
-from opgen.writer import write_if_changed
+from opgen.writer import TreeWriter, write_if_changed
 
 LAYOUT_CACHE = ".opgen-layout.json"  # group -> [key, files]: spares the emitters a recount on no-op builds
 ARCHIVE_SHARDS = 16
@@ -44,7 +43,7 @@ class Progress:
         atexit.register(self.report)
 
     def report(self) -> None:
-        names = self.session.produced
+        names = [name.split("@")[0] for name in self.session.produced]  # "mul@XLA" is "mul" of the XLA groups
         shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
         line = f"[opgen] regenerated {len(names)}/{self.total} {self.what}" + (f": {shown}" if shown else "")
         if names and self.session.cache is not None:
@@ -62,10 +61,9 @@ class CodegenResult:
 
 
 def _generate_group(target, source, env):
-    codegen = env["OPGEN_GROUP"]
-    files = env["OPGEN_PROGRESS"].session.produce(codegen.name, env["OPGEN_KEY"], env["OPGEN_INPUTS"], codegen)
+    files = env["OPGEN_PROGRESS"].session.produce(env["OPGEN_JOB"])
     for path, text in files.items():
-        write_if_changed(os.path.join(env["OPGEN_OUT_DIR"], path), text)
+        env["OPGEN_WRITER"].write(path, text)
     return 0
 
 
@@ -89,21 +87,22 @@ def _read_layout_cache(path: str) -> dict:
 
 
 def _declare_groups(env, out, jobs, progress, cache_path, result):
-    """One node per (name, inputs, codegen) job; returns {name: files}.  codegen has .files() and
-    .render(); the layout cache spares files() on keys seen before."""
+    """One node per GroupJob; returns {name: files}.  The layout cache spares codegen.files() on
+    keys seen before."""
     cached = _read_layout_cache(cache_path)
     layout: dict[str, list[str]] = {}
     keys: dict[str, list] = {}
-    for name, inputs, codegen in jobs:
-        key = inputs_key(inputs)
-        hit = cached.get(name)
-        files = hit[1] if hit and hit[0] == key else codegen.files()
-        layout[name], keys[name] = files, [key, files]
+    writer = TreeWriter(out.abspath)
+    for job in jobs:
+        codegen = job.codegen
+        hit = cached.get(job.name)
+        files = hit[1] if hit and hit[0] == job.key else codegen.files()
+        layout[job.name], keys[job.name] = files, [job.key, files]
         # The emitter replaces this first target with the group's whole (sorted) file list.
         nodes = env.OpgenGroup(
-            target=out.File(files[0]), source=env.Value(f"{name}:{key}"),
+            target=out.File(files[0]), source=env.Value(f"{job.name}:{job.key}"),
             OPGEN_GROUP=codegen, OPGEN_FILES=files, OPGEN_OUT_DIR=out.abspath, OPGEN_PROGRESS=progress,
-            OPGEN_KEY=key, OPGEN_INPUTS=inputs,
+            OPGEN_JOB=job, OPGEN_WRITER=writer,
         )
         # Precious: SCons would delete targets before the action runs, and a file rewritten with
         # the same bytes gets a new mtime; write_if_changed must see the old file.
@@ -144,7 +143,7 @@ def _codegen(env, model, out_dir, config=None):
     out = env.Dir(out_dir)
     result = CodegenResult()
     progress = Progress(len(model.operator_groups), _session(env, "scons"))
-    jobs = ((g.name, group_inputs(g, model.indices, config), GroupCodegen(g, model.indices, config)) for g in model.operator_groups)
+    jobs = in_tree_jobs(model, config, progress.session.cache)
     layout = _declare_groups(env, out, jobs, progress, os.path.join(out.abspath, LAYOUT_CACHE), result)
     _declare_umbrellas(env, out, result, UMBRELLAS, layout, lambda: render_umbrellas(layout), "umbrellas")
     _remove_stale(out, {p for files in layout.values() for p in files})
@@ -155,13 +154,12 @@ def _backend_codegen(env, model, backend, out_dir):
     """The backend's files for every group it lists, under <out_dir>/backends/<Key>/."""
     out = env.Dir(out_dir)
     result = CodegenResult()
-    codegens = backend_groups(model.operator_groups, backend)
-    progress = Progress(len(codegens), _session(env, f"scons --backend {backend.backend_key}"),
+    jobs = backend_jobs(model, backend)
+    progress = Progress(len(jobs), _session(env, f"scons --backend {backend.backend_key}"),
                         f"{backend.backend_key} backend groups")
-    jobs = ((f"{c.name}@{backend.backend_key}", backend_group_inputs(c.group, backend), c) for c in codegens)
     key_dir = backend_dir(backend.backend_key)
     layout = _declare_groups(env, out, jobs, progress, os.path.join(out.abspath, key_dir, LAYOUT_CACHE), result)
-    groups = [c.name for c in codegens]
+    groups = [job.codegen.name for job in jobs]
     _declare_umbrellas(env, out, result, [backend_umbrella(backend.backend_key, backend.class_name)], layout,
                        lambda: render_backend_umbrella(backend, groups), f"{backend.backend_key} umbrella")
     _remove_stale(out, {p for files in layout.values() for p in files}, key_dir)

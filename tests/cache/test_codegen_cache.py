@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -144,6 +145,35 @@ def test_explain_names_the_changed_field(tmp_path):
     assert data["previous_key"] != data["key"]
     unknown = opgen(cache, "cache", "explain", "no_such_group", check=False)
     assert unknown.returncode == 2 and "no_such_group" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_explain_after_rm_rf_build_says_the_files_were_missing(tmp_path):
+    cache = tmp_path / "cache"
+    opgen(cache, "generate", YAML, "--out", tmp_path / "build")
+    shutil.rmtree(tmp_path / "build")
+    rebuilt = opgen(cache, "generate", YAML, "--out", tmp_path / "build")
+    assert cache_figures(rebuilt.stdout) == (groups(rebuilt.stdout), 0)
+    data = json.loads(opgen(cache, "cache", "explain", "add", "--json").stdout)
+    assert data["materialized"] is True and data["previous_key"] == data["key"]
+    assert len(data["reasons"]) == 1
+    assert data["reasons"][0].startswith("inputs unchanged since build 1; its files were missing")
+    text = opgen(cache, "cache", "explain", "add").stdout
+    assert "regenerated in build 2" in text and "materialized from the cache" in text
+
+
+def test_a_warm_build_records_one_build_and_no_new_inputs(tmp_path):
+    cache = tmp_path / "cache"
+    opgen(cache, "generate", YAML, "--out", tmp_path / "a")
+    opgen(cache, "generate", YAML, "--out", tmp_path / "b")
+    index = sqlite3.connect(str(cache / "codegen" / "index.sqlite"))
+    try:
+        inputs_by_build = dict(index.execute("SELECT build_id, COUNT(*) FROM inputs GROUP BY build_id"))
+        builds = index.execute("SELECT id, hits, misses FROM builds ORDER BY id").fetchall()
+    finally:
+        index.close()
+    total = builds[0][2]
+    assert builds == [(1, 0, total), (2, total, 0)]
+    assert inputs_by_build == {1: total}  # the second build's keys were all recorded already
 
 
 def test_ls_show_and_gc(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from cache_helpers import (FakeClock, files_of, key_of, kill, open_fresh, put_and_get_loop, put_forever,
                            put_stalled_in, run_together)
 from opgen.cache import DEFAULT_MAX_BYTES, CodegenCache
+from opgen.cache.store import BuildRecord, Production
 from opgen.cache.entry import entry_path
 from opgen.cache.index import KEEP_INPUT_VERSIONS
 
@@ -324,7 +325,7 @@ def test_gc_to_a_size_keeps_the_most_recently_used(root, clock):
             put(cache, name)
         report = cache.gc(max_bytes=2 * size)
         assert report == {"evicted": 3, "expired": 0, "bytes_freed": 3 * size, "temps_removed": 0,
-                          "entries": 2, "bytes": 2 * size}
+                          "key_memos_removed": 0, "entries": 2, "bytes": 2 * size}
         assert keys_in(cache) == {"g4", "g5"}
         assert cache.stats()["evictions"] == 3
         assert cache.gc()["evicted"] == 0  # within the 1 GiB default
@@ -342,6 +343,22 @@ def test_gc_by_age_drops_entries_unused_for_that_long(cache, clock):
     assert keys_in(cache) == {"older", "recent"}
     assert not os.path.exists(entry_path(cache.objects_dir, key_of("old")))
     assert cache.verify() == {"ok": 2, **CLEAN}
+
+
+def test_key_memos_round_trip_and_age_out(cache):
+    keys = {"add": key_of("add"), "mul": key_of("mul")}
+    memo, unused = key_of("memo"), key_of("unused")
+    assert cache.remembered_keys(memo) is None
+    cache.remember_keys(memo, keys)
+    cache.remember_keys(unused, keys)
+    assert cache.remembered_keys(memo) == keys
+    day_ago = time.time() - 86400
+    for name in (memo, unused):
+        os.utime(os.path.join(cache.root, "keys", name + ".json"), (day_ago, day_ago))
+    assert cache.remembered_keys(memo) == keys  # a read keeps it young
+    assert cache.gc()["key_memos_removed"] == 0  # only an age limit removes memos
+    assert cache.gc(older_than_seconds=3600)["key_memos_removed"] == 1
+    assert cache.remembered_keys(memo) == keys and cache.remembered_keys(unused) is None
 
 
 def test_gc_removes_stale_temp_files(cache):
@@ -373,54 +390,86 @@ def test_stats_figures(cache, clock, root):
     assert [entry["group"] for entry in cache.entries("a*")] == ["add"]
 
 
+def build_of(cache: CodegenCache, label: str, hits=(), rendered=(), inputs=(), groups=None, seconds=0.5,
+             started=None) -> BuildRecord:
+    """A BuildRecord whose ``hits`` are looked up in ``cache`` and whose ``rendered`` groups missed."""
+    produced = [Production(name, key_of(name), cache.lookup(key_of(name), name)) for name in hits]
+    produced += [Production(name, key_of(name), None) for name in rendered]
+    assert all(p.found is not None for p in produced[:len(hits)])
+    return BuildRecord(label, cache.now() if started is None else started,
+                       len(produced) if groups is None else groups, seconds, tuple(produced), tuple(inputs))
+
+
+def test_a_lookup_counts_nothing_until_the_build_is_recorded(cache):
+    put(cache, "add", render_seconds=1.25)
+    assert cache.lookup(key_of("add"), "add").files == files_of("add")
+    assert cache.lookup(key_of("mul"), "mul") is None
+    assert cache.lookup(key_of("add"), "mul") is None  # another group's key
+    stats = cache.stats()
+    assert (stats["hits"], stats["misses"], stats["builds"], cache.entries()[0]["hits"]) == (0, 0, 0, 0)
+
+
 def test_builds_record_their_figures_and_time_saved(cache, clock):
     put(cache, "add", render_seconds=1.25)
-    assert cache.get(key_of("add"), "add") is not None  # a lookup before begin_build counts too
-    first = cache.begin_build("scons")
+    started = cache.now()
     clock.now += 3
-    cache.end_build(first, groups=4, hits=1, misses=3, regenerated=3, seconds=2.5)
-    second = cache.begin_build("generate")
+    first = cache.record_build(build_of(cache, "scons", hits=["add"], rendered=["mul", "sub", "div"], groups=4,
+                                        seconds=2.5, started=started))
+    second = cache.record_build(build_of(cache, "generate", rendered=["a", "b", "c", "d"], seconds=1.0))
     assert second > first
-    cache.end_build(second, groups=4, hits=0, misses=4, regenerated=4, seconds=1.0)
-    assert cache.begin_build("still running") > second
 
     stats = cache.stats()
-    assert stats["builds"] == 2  # finished ones
+    assert stats["builds"] == 2
+    assert (stats["hits"], stats["misses"], stats["seconds_saved"]) == (1, 7, pytest.approx(1.25))
     assert stats["last_build"] == {"id": second, "label": "generate", "started": 1003.0, "finished": 1003.0,
                                    "groups": 4, "hits": 0, "misses": 4, "regenerated": 4, "seconds": 1.0,
                                    "saved_seconds": 0.0, "hit_rate": 0.0}
     with sqlite3.connect(os.path.join(cache.root, "index.sqlite")) as db:
-        saved = db.execute("SELECT saved_seconds FROM builds WHERE id = ?", (first,)).fetchone()[0]
-    assert saved == pytest.approx(1.25)
+        row = db.execute("SELECT started, finished, hits, misses, saved_seconds FROM builds WHERE id = ?",
+                         (first,)).fetchone()
+    assert row == (1000.0, 1003.0, 1, 3, pytest.approx(1.25))
+    assert cache.entries()[0]["hits"] == 1 and cache.entries()[0]["last_used"] == 1003.0
 
 
-def test_first_build_saved_seconds(cache):
-    put(cache, "add", render_seconds=1.25)
-    build = cache.begin_build("scons")
-    cache.get(key_of("add"), "add")
-    cache.get(key_of("add"), "add")
-    cache.end_build(build, groups=1, hits=2, misses=0, regenerated=0, seconds=0.1)
-    assert cache.stats()["last_build"]["saved_seconds"] == pytest.approx(2.5)
-    assert cache.stats()["last_build"]["hit_rate"] == 1.0
+def test_a_build_records_each_groups_latest_production(cache):
+    put(cache, "add")
+    first = cache.record_build(build_of(cache, "scons", hits=["add"], rendered=["mul"]))
+    second = cache.record_build(build_of(cache, "scons", rendered=["add"]))
+    assert cache.last_production("add") == (second, key_of("add"), False)
+    assert cache.last_production("mul") == (first, key_of("mul"), False)
+    assert cache.last_production("div") is None
+
+
+def test_a_hit_on_an_entry_without_a_row_adopts_it(cache, root):
+    put(cache, "add", render_seconds=0.5)
+    with sqlite3.connect(os.path.join(root, "index.sqlite")) as db:
+        db.execute("DELETE FROM entries")
+    cache.record_build(build_of(cache, "scons", hits=["add"]))
+    assert [(e["group"], e["hits"]) for e in cache.entries()] == [("add", 1)]
+    assert problems(cache.verify()) == CLEAN
+
+
+def record_inputs(cache: CodegenCache, group: str, key: str, inputs: dict) -> int:
+    return cache.record_build(BuildRecord("scons", cache.now(), 1, 0.0, (), ((group, key, inputs),)))
 
 
 def test_inputs_history_is_newest_first_and_skips_repeats(cache):
     versions = [{"add.out: argument alpha": f"Scalar alpha={i}", "template ü.j2": "abc"} for i in range(3)]
-    cache.record_inputs("add", "k1", versions[0], 1)
-    cache.record_inputs("add", "k2", versions[1], 2)
-    cache.record_inputs("add", "k2", versions[1], 3)  # unchanged key: nothing new to remember
-    cache.record_inputs("mul", "m1", {"x": "y"}, 3)
-    cache.record_inputs("add", "k3", versions[2], 4)
-    assert cache.inputs_history("add") == [("k3", versions[2], 4), ("k2", versions[1], 2)]
-    assert cache.inputs_history("add", 10) == [("k3", versions[2], 4), ("k2", versions[1], 2),
-                                               ("k1", versions[0], 1)]
-    assert cache.inputs_history("mul", 1) == [("m1", {"x": "y"}, 3)]
+    builds = [record_inputs(cache, "add", "k1", versions[0]), record_inputs(cache, "add", "k2", versions[1])]
+    record_inputs(cache, "add", "k2", versions[1])  # unchanged key: nothing new to remember
+    builds.append(record_inputs(cache, "mul", "m1", {"x": "y"}))
+    builds.append(record_inputs(cache, "add", "k3", versions[2]))
+    assert cache.inputs_history("add") == [("k3", versions[2], builds[3]), ("k2", versions[1], builds[1])]
+    assert cache.inputs_history("add", 10) == [("k3", versions[2], builds[3]), ("k2", versions[1], builds[1]),
+                                               ("k1", versions[0], builds[0])]
+    assert cache.inputs_history("mul", 1) == [("m1", {"x": "y"}, builds[2])]
     assert cache.inputs_history("div") == []
+    assert cache.newest_input_keys() == {"add": "k3", "mul": "m1"}
 
 
 def test_inputs_history_keeps_a_bounded_number_of_versions(cache):
     for i in range(KEEP_INPUT_VERSIONS + 5):
-        cache.record_inputs("add", f"k{i}", {"n": str(i)}, i)
+        record_inputs(cache, "add", f"k{i}", {"n": str(i)})
     history = cache.inputs_history("add", 100)
     assert len(history) == KEEP_INPUT_VERSIONS
     assert history[0][0] == f"k{KEEP_INPUT_VERSIONS + 4}"
