@@ -47,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="do not read or write the parse and codegen caches (render every group)")
     generate.add_argument("--backend-yaml", type=_existing_file,
                           help="also generate an external backend's declarations and registrations (under backends/<Key>/)")
+    generate.add_argument("--cache-remote", metavar="URL", default=None,
+                          help="remote codegen cache tier, redis://host:port[/db] (default: $OPGEN_CACHE_REMOTE; "
+                               "'off' disables it)")
+    generate.add_argument("--cache-remote-read-only", action="store_true", default=None,
+                          help="fetch from the remote tier but never store to it (default: $OPGEN_CACHE_REMOTE_READ_ONLY)")
     generate.set_defaults(run=_run_generate)
 
     from .cache.commands import add_parser as add_cache_parser
@@ -96,7 +101,10 @@ def _run_generate(args: argparse.Namespace) -> int:
         from .model.backend_yaml import parse_backend_yaml
 
         backend = parse_backend_yaml(args.backend_yaml, model)
-    report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None)
+    from .cache.remote import remote_from_environment
+
+    remote = None if args.no_cache else remote_from_environment(args.cache_remote, args.cache_remote_read_only)
+    report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None, remote=remote)
     print(report.summary())
     return 0
 

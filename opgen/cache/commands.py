@@ -118,6 +118,7 @@ def _stats(args: argparse.Namespace) -> int:
         f"(hit rate {_rate(last.get('hits', 0), last.get('misses', 0))}, {last.get('seconds', 0):.2f} s)"
         if last else "last build       none recorded",
         f"overall          {stats['hits']} hits, {stats['misses']} misses (hit rate {_rate(stats['hits'], stats['misses'])})",
+        _remote_line(stats["remote"], last),
         f"evictions        {stats['evictions']}",
         f"corrupt reads    {stats['corrupt']}",
         f"time saved       {stats['seconds_saved']:.2f} s of rendering",
@@ -127,6 +128,16 @@ def _stats(args: argparse.Namespace) -> int:
                      f"(hit rate {_rate(ccache['hits'], ccache['misses'])})")
     _print(args, stats, "\n".join(lines) + "\n")
     return 0
+
+
+def _remote_line(remote: dict, last: dict) -> str:
+    """The remote tier's figures overall, and the last build's when it used one."""
+    line = (f"remote           {remote['hits']} hits, {remote['misses']} misses, {remote['errors']} errors, "
+            f"{remote['rejected']} rejected (hit rate {_rate(remote['hits'], remote['misses'])})")
+    used = [last.get(f"remote_{name}") or 0 for name in ("hits", "misses", "errors", "rejected")]
+    if any(used):
+        line += f"; last build {used[0]} hits, {used[1]} misses, {used[2]} errors, {used[3]} rejected"
+    return line
 
 
 def _ls(args: argparse.Namespace) -> int:

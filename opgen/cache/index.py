@@ -20,7 +20,8 @@ from typing import Callable, Iterator, Optional, TypeVar
 BUSY_TIMEOUT_SECONDS = 30.0
 # An older group's inputs only serve "why did this regenerate"; a few versions are plenty.
 KEEP_INPUT_VERSIONS = 8
-INTEGER_COUNTERS = ("hits", "misses", "evictions", "corrupt_reads")
+INTEGER_COUNTERS = ("hits", "misses", "evictions", "corrupt_reads",
+                    "remote_hits", "remote_misses", "remote_errors", "remote_rejected")
 REAL_COUNTERS = ("seconds_saved",)
 
 _SCHEMA = (
@@ -32,7 +33,8 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS builds (
          id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT NOT NULL, started REAL NOT NULL,
          finished REAL, groups INTEGER, hits INTEGER, misses INTEGER, regenerated INTEGER,
-         seconds REAL, saved_seconds REAL)""",
+         seconds REAL, saved_seconds REAL, remote_hits INTEGER DEFAULT 0, remote_misses INTEGER DEFAULT 0,
+         remote_errors INTEGER DEFAULT 0, remote_rejected INTEGER DEFAULT 0)""",
     """CREATE TABLE IF NOT EXISTS inputs (
          id INTEGER PRIMARY KEY AUTOINCREMENT, group_name TEXT NOT NULL, key TEXT NOT NULL,
          build_id INTEGER NOT NULL, inputs TEXT NOT NULL)""",
@@ -73,13 +75,19 @@ class BuildRow:
     regenerated: Optional[int]
     seconds: Optional[float]
     saved_seconds: Optional[float]
+    remote_hits: Optional[int]
+    remote_misses: Optional[int]
+    remote_errors: Optional[int]
+    remote_rejected: Optional[int]
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
 _ENTRY_COLUMNS = "key, group_name, size, created, last_used, hits, render_seconds"
-_BUILD_COLUMNS = "id, label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds"
+_REMOTE_COLUMNS = ("remote_hits", "remote_misses", "remote_errors", "remote_rejected")
+_BUILD_COLUMNS = ("id, label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds, "
+                  + ", ".join(_REMOTE_COLUMNS))
 
 
 class CacheIndex:
@@ -152,6 +160,11 @@ def _create_schema(db: sqlite3.Connection) -> None:
             db.execute(statement)
         for name in INTEGER_COUNTERS + REAL_COUNTERS:
             db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES (?, 0)", (name,))
+        # Caches made before the remote tier existed gain its columns.
+        columns = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+        for column in _REMOTE_COLUMNS:
+            if column not in columns:
+                db.execute(f"ALTER TABLE builds ADD COLUMN {column} INTEGER DEFAULT 0")
     except BaseException:
         db.execute("ROLLBACK")
         raise
@@ -247,10 +260,14 @@ def counters(db: sqlite3.Connection) -> dict[str, float]:
 # --- builds ----------------------------------------------------------------------------------
 
 def insert_build(db: sqlite3.Connection, label: str, started: float, finished: float, *, groups: int, hits: int,
-                 misses: int, regenerated: int, seconds: float, saved_seconds: float) -> int:
-    cursor = db.execute("INSERT INTO builds (label, started, finished, groups, hits, misses, regenerated, seconds, "
-                        "saved_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds))
+                 misses: int, regenerated: int, seconds: float, saved_seconds: float,
+                 remote: Optional[dict[str, int]] = None) -> int:
+    """A finished build's row; ``remote`` holds its remote tier's hits, misses, errors and rejected."""
+    remote = remote or {}
+    columns = _BUILD_COLUMNS.removeprefix("id, ")  # the id is SQLite's to choose
+    cursor = db.execute(f"INSERT INTO builds ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})",
+                        (label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds,
+                         *(remote.get(column[len("remote_"):], 0) for column in _REMOTE_COLUMNS)))
     return int(cursor.lastrowid)
 
 

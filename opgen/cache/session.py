@@ -15,7 +15,8 @@ import time
 from typing import Callable, Optional
 
 from ..fingerprint import default_cache_dir
-from .store import BuildRecord, CodegenCache, Production
+from .remote import RemoteTier
+from .store import BuildRecord, CodegenCache, Found, Production, RemoteFigures
 
 
 def open_codegen_cache(cache_dir: Optional[str] = None):
@@ -40,11 +41,13 @@ class CacheSession:
     counts: every entry it stored is already whole and indexed.
     """
 
-    def __init__(self, cache, label: str):
+    def __init__(self, cache, label: str, remote: Optional[RemoteTier] = None):
         self.cache = cache
+        self.remote = remote if cache is not None else None  # fetched entries land in the local cache
         self.label = label
         self.hits: list[str] = []
         self.misses: list[str] = []
+        self.remote_hits: list[str] = []  # the hits fetched from the remote tier
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
         self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []
         self._started = self._safely(lambda cache: cache.now())
@@ -55,18 +58,36 @@ class CacheSession:
         return sorted(self.hits + self.misses)
 
     def produce(self, job) -> dict[str, str]:
-        """{path: text} of one GroupJob: from the cache when it has the key, else rendered (and stored)."""
+        """{path: text} of one GroupJob: from the local cache, else from the remote tier, else
+        rendered (and stored in both)."""
         start = time.perf_counter()
         found = self._safely(lambda cache: cache.lookup(job.key, job.name))
+        from_remote = found is None and self.remote is not None
+        if from_remote:
+            found = self._fetch(job)
         files = dict(found.files) if found is not None else job.codegen.render()
         seconds = time.perf_counter() - start
         if found is None:
-            self._safely(lambda cache: cache.put(job.key, job.name, files, seconds))
+            data = self._safely(lambda cache: cache.put(job.key, job.name, files, seconds))
+            if data is not None and self.remote is not None:
+                self.remote.store(job.key, data)
         with self._lock:
-            self._productions.append((Production(job.name, job.key, found), job.inputs))
+            self._productions.append((Production(job.name, job.key, found, remote=from_remote and found is not None),
+                                      job.inputs))
             (self.hits if found is not None else self.misses).append(job.name)
+            if from_remote and found is not None:
+                self.remote_hits.append(job.name)
             self.seconds += seconds
         return files
+
+    def _fetch(self, job) -> Optional[Found]:
+        data = self.remote.fetch(job.key)
+        if data is None:
+            return None
+        found = self._safely(lambda cache: cache.put_fetched(job.key, job.name, data))
+        if found is None:  # wrong bytes (or no local cache to check them into): render instead
+            self.remote.reject()
+        return found
 
     def _safely(self, operation):
         """Runs a cache operation; a broken cache (full or read-only disk, a damaged index) turns the
@@ -92,6 +113,18 @@ class CacheSession:
         newest = self._safely(lambda cache: cache.newest_input_keys()) or {}
         # Only a key the group has not recorded last needs its inputs (the costly part) computed.
         inputs = tuple((p.group, p.key, inputs()) for p, inputs in productions if newest.get(p.group) != p.key)
+        remote = self.remote.figures() if self.remote is not None else RemoteFigures()
         record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
-                             tuple(p for p, _ in productions), inputs)
+                             tuple(p for p, _ in productions), inputs, remote)
         self._safely(lambda cache: cache.record_build(record))
+
+    def cache_line(self) -> str:
+        """"H hits, M rendered" (+ what the remote tier gave), or "off"."""
+        if self.cache is None:
+            return "off"
+        line = f"{len(self.hits)} hits, {len(self.misses)} rendered"
+        if self.remote is not None:
+            figures = self.remote.figures()
+            line += (f" (remote{' read-only' if self.remote.read_only else ''}: {figures.hits} hits, "
+                     f"{figures.misses} misses, {figures.errors} errors, {figures.rejected} rejected)")
+        return line

@@ -22,10 +22,11 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from ..fingerprint import default_cache_dir, digest
 from . import index as idx
-from .entry import (CorruptEntry, Entry, ScannedFile, check_key, encode, entry_path, key_of_path, read_entry,
+from .entry import (CorruptEntry, Entry, ScannedFile, check_key, decode, encode, entry_path, key_of_path, read_entry,
                     remove_quietly, scan, write_temp)
 
 DEFAULT_MAX_BYTES = 1 << 30
+REMOTE_FIGURES = ("hits", "misses", "errors", "rejected")
 KEY_MEMO_DIR = "keys"
 # Older than any put can take (busy timeout included), so a live build's temp is never taken
 # for debris.
@@ -48,10 +49,21 @@ class Found:
 
 @dataclass(frozen=True)
 class Production:
-    """One group a build produced: materialized from ``found``, or rendered (found is None)."""
+    """One group a build produced: materialized from ``found`` (fetched from the remote tier when
+    ``remote``), or rendered (found is None)."""
     group: str
     key: str
     found: Optional[Found]
+    remote: bool = False
+
+
+@dataclass(frozen=True)
+class RemoteFigures:
+    """What a build's remote tier did: entries fetched, absent, failed calls, bad entries refused."""
+    hits: int = 0
+    misses: int = 0
+    errors: int = 0
+    rejected: int = 0
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class BuildRecord:
     seconds: float                  # spent producing groups
     produced: tuple[Production, ...]
     inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, inputs) of keys new to their group
+    remote: RemoteFigures = RemoteFigures()
 
 
 @dataclass(frozen=True)
@@ -132,20 +145,35 @@ class CodegenCache:
             return None
         return Found(key, group, entry.files, size, entry.render_seconds)
 
-    def put(self, key: str, group: str, files: dict[str, str], render_seconds: float) -> None:
-        """Store ``files`` under ``key``, then evict least-recently-used entries down to max_bytes.
-
-        The bytes go to a temp file first, outside the lock; the lock covers only the rename and
-        the index update. Concurrent puts of one key both complete; the last rename wins.
-        """
+    def put(self, key: str, group: str, files: dict[str, str], render_seconds: float) -> bytes:
+        """Store ``files`` under ``key``, then evict least-recently-used entries down to max_bytes;
+        returns the entry's bytes (what a remote tier stores)."""
         data = encode(Entry(check_key(key), group, dict(files), float(render_seconds)))
+        self._store(key, group, data, float(render_seconds))
+        return data
+
+    def put_fetched(self, key: str, group: str, data: bytes) -> Optional[Found]:
+        """Store an entry fetched from a remote tier, if its bytes are a whole entry of ``key`` and
+        ``group`` (digest, key and group checked); None when they are not, storing nothing."""
+        try:
+            entry = decode(data)
+        except CorruptEntry:
+            return None
+        if entry.key != check_key(key) or entry.group != group:
+            return None
+        self._store(key, group, data, entry.render_seconds)
+        return Found(key, group, entry.files, len(data), entry.render_seconds)
+
+    def _store(self, key: str, group: str, data: bytes, render_seconds: float) -> None:
+        """The bytes go to a temp file first, outside the lock; the lock covers only the rename and
+        the index update. Concurrent stores of one key both complete; the last rename wins."""
         path = entry_path(self.objects_dir, key)
         temp: Optional[str] = write_temp(path, data)
         try:
             with self._index.write() as db:
                 os.replace(temp, path)
                 temp = None
-                idx.upsert_entry(db, key, group, len(data), self._clock(), float(render_seconds))
+                idx.upsert_entry(db, key, group, len(data), self._clock(), render_seconds)
                 self._evict_locked(db, self.max_bytes, keep=key)
         finally:
             if temp is not None:  # the lock was never had: drop the unused bytes
@@ -170,8 +198,10 @@ class CodegenCache:
     def _count_hits_locked(self, db, hits: Sequence[Found]) -> None:
         now = self._clock()
         for found in hits:
-            # A complete file without a row (its writer was killed before commit) is adopted.
-            idx.adopt_entry(db, found.key, found.group, found.size, now, found.render_seconds)
+            # A complete file without a row (its writer was killed before commit) is adopted; one
+            # evicted since it was read is not brought back as a row without a file.
+            if os.path.exists(entry_path(self.objects_dir, found.key)):
+                idx.adopt_entry(db, found.key, found.group, found.size, now, found.render_seconds)
             idx.record_hit(db, found.key, now)
         idx.bump(db, "hits", len(hits))
         idx.bump(db, "seconds_saved", sum(found.render_seconds for found in hits))
@@ -272,16 +302,23 @@ class CodegenCache:
     # --- builds and group inputs -----------------------------------------------------------
 
     def record_build(self, build: BuildRecord) -> int:
-        """Counts a build's hits and misses, records its figures, its productions and the inputs of
-        keys new to their groups: one transaction for the whole build. Returns the build's id."""
-        hits = [p.found for p in build.produced if p.found is not None]
+        """Counts a build's hits and misses (local and remote), records its figures, its productions
+        and the inputs of keys new to their groups: one transaction for the whole build. Returns the
+        build's id. A group fetched from the remote tier is a local miss and a remote hit."""
+        local_hits = [p.found for p in build.produced if p.found is not None and not p.remote]
+        remote_hits = [p.found for p in build.produced if p.found is not None and p.remote]
+        remote = build.remote
         with self._index.write() as db:
-            self._count_hits_locked(db, hits)
-            self._count_misses_locked(db, [p.key for p in build.produced if p.found is None])
+            self._count_hits_locked(db, local_hits)
+            self._count_misses_locked(db, [p.key for p in build.produced if p.found is None or p.remote])
+            idx.bump(db, "seconds_saved", sum(found.render_seconds for found in remote_hits))
+            for name in REMOTE_FIGURES:
+                idx.bump(db, f"remote_{name}", getattr(remote, name))
             build_id = idx.insert_build(
-                db, build.label, build.started, self._clock(), groups=build.groups, hits=len(hits),
-                misses=len(build.produced) - len(hits), regenerated=len(build.produced), seconds=build.seconds,
-                saved_seconds=sum(found.render_seconds for found in hits))
+                db, build.label, build.started, self._clock(), groups=build.groups, hits=len(local_hits),
+                misses=len(build.produced) - len(local_hits), regenerated=len(build.produced), seconds=build.seconds,
+                saved_seconds=sum(found.render_seconds for found in local_hits + remote_hits),
+                remote={name: getattr(remote, name) for name in REMOTE_FIGURES})
             idx.record_productions(db, build_id, [(p.group, p.key, p.found is not None) for p in build.produced])
             for group, key, inputs in build.inputs:
                 idx.insert_inputs(db, group, key, inputs, build_id)
@@ -311,6 +348,7 @@ class CodegenCache:
                 "hits": counts["hits"], "misses": counts["misses"], "evictions": counts["evictions"],
                 "corrupt": counts["corrupt_reads"], "hit_rate": _rate(counts["hits"], counts["misses"]),
                 "seconds_saved": counts["seconds_saved"], "builds": builds,
+                "remote": {name: counts[f"remote_{name}"] for name in REMOTE_FIGURES},
                 "last_build": _build_figures(last) if last else None}
 
     # --- verify ----------------------------------------------------------------------------

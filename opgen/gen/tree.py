@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from typing import Optional
 
+from ..cache.remote import RemoteTier
 from ..cache.session import CacheSession, open_codegen_cache
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
@@ -35,6 +36,7 @@ class GenerateReport:
     removed: list[str] = field(default_factory=list)
     cache_hits: Optional[int] = None     # regenerated groups materialized from the codegen cache (None: no cache)
     cache_misses: Optional[int] = None   # ... and rendered
+    cache_line: str = "off"              # the session's account, remote tier included
 
     @property
     def unchanged(self) -> int:
@@ -45,8 +47,7 @@ class GenerateReport:
         line = f"[opgen] regenerated {len(self.regenerated)}/{self.groups} groups"
         line += f": {names}" if names else ""
         return (f"{line}\n[opgen] {self.unchanged} unchanged, {len(self.written)} files written, "
-                f"{len(self.removed)} removed; codegen cache: " +
-                (f"{self.cache_hits} hits, {self.cache_misses} misses" if self.cache_hits is not None else "off"))
+                f"{len(self.removed)} removed; codegen cache: {self.cache_line}")
 
 
 def _read_manifest(path: str) -> dict:
@@ -89,13 +90,14 @@ def _write_all(writer: TreeWriter, report: GenerateReport, files: dict[str, str]
 
 
 def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig(),
-                  backend: Optional[BackendYaml] = None, cache_dir: Optional[str] = None) -> GenerateReport:
+                  backend: Optional[BackendYaml] = None, cache_dir: Optional[str] = None,
+                  remote: Optional[RemoteTier] = None) -> GenerateReport:
     """In-tree files for every group and, with ``backend``, that backend's files for the groups it
     lists (under backends/<Key>/; a backend's entries are counted in the report as <group>@<Key>).
     Groups are materialized from the codegen cache in ``cache_dir`` when it has their key
     (default: $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything)."""
     report = GenerateReport()
-    session = CacheSession(open_codegen_cache(cache_dir), "opgen generate")
+    session = CacheSession(open_codegen_cache(cache_dir), "opgen generate", remote)
     writer = TreeWriter(out_dir)
     manifest_path = os.path.join(out_dir, MANIFEST)
     manifest = _read_manifest(manifest_path)
@@ -118,6 +120,7 @@ def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenCon
     session.finish(report.groups)
     if session.cache is not None:
         report.cache_hits, report.cache_misses = len(session.hits), len(session.misses)
+    report.cache_line = session.cache_line()
     return report
 
 

@@ -18,7 +18,11 @@ import sys
 import SCons.Script
 import xxhash
 
+from opgen_model import stop  # site_tools is on sys.path while tools load
+
+from opgen.cache.remote import remote_from_environment
 from opgen.cache.session import CacheSession, open_codegen_cache
+from opgen.errors import OpgenError
 from opgen.gen.backend import render_backend_umbrella
 from opgen.gen.config import CodegenConfig
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
@@ -47,7 +51,7 @@ class Progress:
         shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
         line = f"[opgen] regenerated {len(names)}/{self.total} {self.what}" + (f": {shown}" if shown else "")
         if names and self.session.cache is not None:
-            line += f"\n[opgen] codegen cache: {len(self.session.hits)} hits, {len(self.session.misses)} rendered"
+            line += f"\n[opgen] codegen cache: {self.session.cache_line()}"
         print(line)
         sys.stdout.flush()
         self.session.finish(self.total)
@@ -134,8 +138,15 @@ def _remove_stale(out, expected, under=""):
 
 
 def _session(env, label):
-    """A cache session on $OPGEN_CACHE_DIR ("" disables the cache; None is the default location)."""
-    return CacheSession(open_codegen_cache(env.get("OPGEN_CACHE_DIR")), label)
+    """A cache session on $OPGEN_CACHE_DIR ("" disables the cache; None is the default location),
+    with the remote tier $OPGEN_CACHE_REMOTE names (None: the environment's; "off": none)."""
+    cache = open_codegen_cache(env.get("OPGEN_CACHE_DIR"))
+    try:
+        remote = remote_from_environment(env.get("OPGEN_CACHE_REMOTE"), env.get("OPGEN_CACHE_REMOTE_READ_ONLY"),
+                                         where="--opgen-cache-remote") if cache is not None else None
+    except OpgenError as error:
+        stop(error, "bad remote codegen cache setting")
+    return CacheSession(cache, label, remote)
 
 
 def _codegen(env, model, out_dir, config=None):

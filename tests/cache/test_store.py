@@ -382,7 +382,8 @@ def test_stats_figures(cache, clock, root):
     on_disk = sum(os.path.getsize(entry_path(cache.objects_dir, key_of(n))) for n in ("add", "mul"))
     assert stats == {"root": root, "entries": 2, "bytes": on_disk, "max_bytes": DEFAULT_MAX_BYTES,
                      "hits": 3, "misses": 1, "evictions": 0, "corrupt": 0, "hit_rate": 0.75,
-                     "seconds_saved": pytest.approx(5.0), "builds": 0, "last_build": None}
+                     "seconds_saved": pytest.approx(5.0), "builds": 0, "last_build": None,
+                     "remote": {"hits": 0, "misses": 0, "errors": 0, "rejected": 0}}
     by_group = {entry["group"]: entry for entry in cache.entries()}
     assert by_group["add"] == {"group": "add", "key": key_of("add"), "size": by_group["add"]["size"],
                                "created": 1000.0, "last_used": 1010.0, "hits": 2, "render_seconds": 1.5}
@@ -423,7 +424,8 @@ def test_builds_record_their_figures_and_time_saved(cache, clock):
     assert (stats["hits"], stats["misses"], stats["seconds_saved"]) == (1, 7, pytest.approx(1.25))
     assert stats["last_build"] == {"id": second, "label": "generate", "started": 1003.0, "finished": 1003.0,
                                    "groups": 4, "hits": 0, "misses": 4, "regenerated": 4, "seconds": 1.0,
-                                   "saved_seconds": 0.0, "hit_rate": 0.0}
+                                   "saved_seconds": 0.0, "hit_rate": 0.0, "remote_hits": 0, "remote_misses": 0,
+                                   "remote_errors": 0, "remote_rejected": 0}
     with sqlite3.connect(os.path.join(cache.root, "index.sqlite")) as db:
         row = db.execute("SELECT started, finished, hits, misses, saved_seconds FROM builds WHERE id = ?",
                          (first,)).fetchone()
