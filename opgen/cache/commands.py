@@ -97,7 +97,9 @@ def ccache_stats() -> Optional[dict]:
         return None
     stats = dict(line.split("\t", 1) for line in run.stdout.splitlines() if "\t" in line)
     hits = int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
-    return {"hits": hits, "misses": int(stats.get("cache_miss", 0))}
+    remote = {"hits": int(stats.get("remote_storage_hit", 0)), "misses": int(stats.get("remote_storage_miss", 0)),
+              "errors": int(stats.get("remote_storage_error", 0)) + int(stats.get("remote_storage_timeout", 0))}
+    return {"hits": hits, "misses": int(stats.get("cache_miss", 0)), "remote": remote}
 
 
 def _rate(hits: int, misses: int) -> str:
@@ -126,6 +128,8 @@ def _stats(args: argparse.Namespace) -> int:
     if ccache is not None:
         lines.append(f"ccache           {ccache['hits']} hits, {ccache['misses']} misses "
                      f"(hit rate {_rate(ccache['hits'], ccache['misses'])})")
+        remote = ccache["remote"]
+        lines.append(f"ccache remote    {remote['hits']} hits, {remote['misses']} misses, {remote['errors']} errors")
     _print(args, stats, "\n".join(lines) + "\n")
     return 0
 
