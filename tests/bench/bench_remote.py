@@ -29,7 +29,7 @@ from table import render_table  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "tests", "remote"))
 CACHE_LINE = re.compile(r"codegen cache: (\d+) hits, (\d+) rendered \(remote: (\d+) hits")
-COMPILE = re.compile(r" -c \S+\.(?:cpp|c|cc)\b")
+COMPILE = re.compile(r"-o \S+\.os? -c ")  # how SCons prints a compile: "... -o build/obj/x.os -c ..."
 
 
 def ccache_counters(ccache_dir: str) -> dict[str, int]:
