@@ -39,12 +39,13 @@ def default_codegen_dir() -> str:
 
 @dataclass(frozen=True)
 class Found:
-    """A whole entry read by lookup(): its files, and what counting the hit needs."""
-    key: str
-    group: str
-    files: Mapping[str, str]
+    """A whole entry read by lookup() (or fetched) and its size: what counting the hit needs."""
+    entry: Entry
     size: int
-    render_seconds: float
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        return self.entry.files
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class CodegenCache:
             return None
         if entry.group != group:  # a caller's mix-up of keys, not damage: leave the entry alone
             return None
-        return Found(key, group, entry.files, size, entry.render_seconds)
+        return Found(entry, size)
 
     def put(self, key: str, group: str, files: dict[str, str], render_seconds: float) -> bytes:
         """Store ``files`` under ``key``, then evict least-recently-used entries down to max_bytes;
@@ -162,7 +163,7 @@ class CodegenCache:
         if entry.key != check_key(key) or entry.group != group:
             return None
         self._store(key, group, data, entry.render_seconds)
-        return Found(key, group, entry.files, len(data), entry.render_seconds)
+        return Found(entry, len(data))
 
     def _store(self, key: str, group: str, data: bytes, render_seconds: float) -> None:
         """The bytes go to a temp file first, outside the lock; the lock covers only the rename and
@@ -200,11 +201,12 @@ class CodegenCache:
         for found in hits:
             # A complete file without a row (its writer was killed before commit) is adopted; one
             # evicted since it was read is not brought back as a row without a file.
-            if os.path.exists(entry_path(self.objects_dir, found.key)):
-                idx.adopt_entry(db, found.key, found.group, found.size, now, found.render_seconds)
-            idx.record_hit(db, found.key, now)
+            entry = found.entry
+            if os.path.exists(entry_path(self.objects_dir, entry.key)):
+                idx.adopt_entry(db, entry.key, entry.group, found.size, now, entry.render_seconds)
+            idx.record_hit(db, entry.key, now)
         idx.bump(db, "hits", len(hits))
-        idx.bump(db, "seconds_saved", sum(found.render_seconds for found in hits))
+        idx.bump(db, "seconds_saved", sum(found.entry.render_seconds for found in hits))
 
     def _count_misses_locked(self, db, keys: Sequence[str]) -> None:
         idx.bump(db, "misses", len(keys))
@@ -311,13 +313,13 @@ class CodegenCache:
         with self._index.write() as db:
             self._count_hits_locked(db, local_hits)
             self._count_misses_locked(db, [p.key for p in build.produced if p.found is None or p.remote])
-            idx.bump(db, "seconds_saved", sum(found.render_seconds for found in remote_hits))
+            idx.bump(db, "seconds_saved", sum(found.entry.render_seconds for found in remote_hits))
             for name in REMOTE_FIGURES:
                 idx.bump(db, f"remote_{name}", getattr(remote, name))
             build_id = idx.insert_build(
                 db, build.label, build.started, self._clock(), groups=build.groups, hits=len(local_hits),
                 misses=len(build.produced) - len(local_hits), regenerated=len(build.produced), seconds=build.seconds,
-                saved_seconds=sum(found.render_seconds for found in local_hits + remote_hits),
+                saved_seconds=sum(found.entry.render_seconds for found in local_hits + remote_hits),
                 remote={name: getattr(remote, name) for name in REMOTE_FIGURES})
             idx.record_productions(db, build_id, [(p.group, p.key, p.found is not None) for p in build.produced])
             for group, key, inputs in build.inputs:

@@ -88,6 +88,16 @@ def redis_url(server: Optional[Server]) -> str:
     return f"redis://127.0.0.1:{server.port}"
 
 
+def accepted(listener: socket.socket):
+    """Each connection ``listener`` accepts, until it is closed."""
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        yield connection
+
+
 class KillAfterProxy:
     """A loopback TCP proxy in front of ``server`` that SIGKILLs the server when the
     ``after``-th GET passes through it (before forwarding that GET): the server dies mid-build at
@@ -112,11 +122,7 @@ class KillAfterProxy:
         self._listener.close()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
+        for client in accepted(self._listener):
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.server.port))
             except OSError:
@@ -165,12 +171,7 @@ class SilentServer:
         return f"redis://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            self._held.append(connection)
+        self._held.extend(accepted(self._listener))
 
     def close(self) -> None:
         self._listener.close()
