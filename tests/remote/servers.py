@@ -177,3 +177,52 @@ class SilentServer:
         self._listener.close()
         for connection in self._held:
             connection.close()
+
+
+class HttpStore:
+    """A minimal HTTP object store on loopback (GET, HEAD, PUT, DELETE of whole paths, kept in
+    memory): the kind of server ccache's http:// remote storage talks to."""
+
+    def __init__(self):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        objects = self.objects = {}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self._answer(objects.get(self.path), with_body=True)
+
+            def do_HEAD(self):
+                self._answer(objects.get(self.path), with_body=False)
+
+            def do_PUT(self):
+                objects[self.path] = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_DELETE(self):
+                objects.pop(self.path, None)
+                self.send_response(204)
+                self.end_headers()
+
+            def _answer(self, body, with_body):
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Length", str(len(body or b"")))
+                self.end_headers()
+                if with_body and body:
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def url(self, path: str = "ccache") -> str:
+        return f"http://127.0.0.1:{self.port}/{path}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scons_helpers import GEN, GROUPS, LIBRARY, REPO_ROOT, copy_project, ok, scons, snapshot
-from servers import free_port, redis_url, start_redis
+from servers import HttpStore, free_port, redis_url, start_redis
 
 needs_ccache = pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache is not installed")
 
@@ -177,3 +177,44 @@ def test_an_exported_remote_is_used_and_announced(spare_checkout):
     build = ok(build_with(spare_checkout, exported, "-n", "--ccache=on"))
     announced = "[opgen] ccache remote storage: redis://127.0.0.1:6379 (from $CCACHE_REMOTE_STORAGE)\n"
     assert announced in build.result.stdout
+
+
+# A tiny project with the project's ccache tool: enough to exercise one backend end to end.
+TINY_SCONSTRUCT = """\
+import os
+env = Environment(tools=["default", "ccache"], toolpath=[{tools!r}], ENV={{"PATH": os.environ["PATH"]}},
+                  CCACHE_MODE="on", CCACHE_REMOTE=ARGUMENTS.get("remote", ""), CCFLAGS=["-O1"])
+env.Program("build/hello", ["src/main.cpp", "src/util.c"])
+"""
+TINY_SOURCES = {"src/util.c": "int util(void) { return 0; }\n",
+                "src/main.cpp": 'extern "C" int util(void);\nint main() { return util(); }\n'}
+
+
+def tiny_build(root, ccache_dir, remote):
+    root.mkdir(parents=True)
+    tools = os.path.join(REPO_ROOT, "site_scons", "site_tools")
+    (root / "SConstruct").write_text(TINY_SCONSTRUCT.format(tools=tools))
+    for name, text in TINY_SOURCES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCACHE_")}
+    env["CCACHE_DIR"] = str(ccache_dir)
+    result = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"remote={remote}"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return ccache_stats(ccache_dir)
+
+
+@needs_ccache
+def test_an_http_remote_serves_a_second_checkout(tmp_path):
+    store = HttpStore()
+    try:
+        first = tiny_build(tmp_path / "a", tmp_path / "ccache-a", store.url())
+        assert first["cache_miss"] == 2 and first["remote_storage_write"] == 4  # manifest + result each
+        stored = len(store.objects)
+        second = tiny_build(tmp_path / "elsewhere" / "b", tmp_path / "ccache-b", store.url())
+    finally:
+        store.close()
+    assert stored == 4
+    assert (second["remote_storage_hit"], second["cache_miss"], second["local_storage_hit"]) == (2, 0, 0)
+    assert (tmp_path / "a" / "build" / "hello").read_bytes() == (tmp_path / "elsewhere" / "b" / "build" / "hello").read_bytes()
