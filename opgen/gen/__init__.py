@@ -2,8 +2,8 @@
 
 - ``config``       which dispatch keys a build generates kernels for
 - ``inputs``       a group's inputs field by field, their xxh3_128 key, and explain() of two records
-- ``content_key``  the key of one group's in-tree files (the hash of its inputs)
-- ``jobs``         one job per group with its key; a model's keys are remembered in the cache
+- ``jobs``         one job per group with its key (the hash of its inputs); a model's keys are
+                   remembered in the cache
 - ``layout``       which files a group produces (known without rendering)
 - ``kernels``      the kernel wrappers of one group at one dispatch key
 - ``group``        template contexts for each file of a group

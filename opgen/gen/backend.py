@@ -32,7 +32,6 @@ from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from . import layout
 from .families import GroupRelations
-from .inputs import backend_group_inputs, inputs_key
 from .kernels import Wrapper, _base, _out_from_functional, registration_source
 from .render import render
 
@@ -151,13 +150,6 @@ class BackendGroupCodegen:
         if any(w.kind == "generated" for w in wrappers):
             includes.add("core/structured_out.h")
         return registration_source(self.relations, key.value, key.value, wrappers, includes)
-
-
-def backend_group_key(group: OperatorGroup, backend: BackendYaml) -> str:
-    """Content key of one group's backend files: the hash of their inputs (gen/inputs.py), which
-    hold the group's functions and their backend kernels only, so editing another operator's entry
-    in the backend yaml leaves this key alone."""
-    return inputs_key(backend_group_inputs(group, backend))
 
 
 def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:

@@ -10,9 +10,8 @@ import pytest
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
 from opgen.gen import inputs as inputs_module
-from opgen.gen.backend import backend_group_key
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
-from opgen.gen.content_key import group_key
+from opgen.gen.jobs import backend_jobs, in_tree_jobs
 from opgen.gen.inputs import (CODEGEN_PACKAGES, backend_group_inputs, codegen_sources, explain, group_inputs,
                               inputs_key, source_fingerprints)
 from opgen.model import load_model
@@ -203,13 +202,13 @@ def test_keys_are_the_hash_of_the_inputs(repo_model):
     backend = parse_backend_yaml(XLA_YAML, repo_model)
     config = CodegenConfig()
     keys = set()
-    for group in repo_model.operator_groups:
-        key = group_key(group, repo_model.indices, config)
-        assert key == inputs_key(group_inputs(group, repo_model.indices, config))
-        keys.add(key)
+    for group, job in zip(repo_model.operator_groups, in_tree_jobs(repo_model, config)):
+        assert job.key == inputs_key(group_inputs(group, repo_model.indices, config))
+        keys.add(job.key)
     assert len(keys) == len(repo_model.operator_groups)
     add = group_of(repo_model, "add")
-    assert backend_group_key(add, backend) == inputs_key(backend_group_inputs(add, backend))
+    [add_job] = [job for job in backend_jobs(repo_model, backend) if job.name == "add@XLA"]
+    assert add_job.key == inputs_key(backend_group_inputs(add, backend))
 
 
 def test_inputs_key_ignores_insertion_order_and_keeps_boundaries():
