@@ -50,11 +50,16 @@ def _check_remote(env, url):
         fail(f"--ccache-remote needs ccache, but {why}")
 
 
-def _pass_environment(env):
-    """ccache reads its settings from the compiler's environment, which SCons builds from scratch."""
+def pass_through(env, prefix):
+    """Copies the user's ``prefix``* variables into the compiles' environment: compiler wrappers
+    (ccache, distcc, icecc) read their settings there, and SCons builds it from scratch."""
     for name, value in sorted(os.environ.items()):
-        if name.startswith("CCACHE_"):
+        if name.startswith(prefix):
             env["ENV"][name] = value
+
+
+def _pass_environment(env):
+    pass_through(env, "CCACHE_")
     # Paths under the base dir are hashed relative to it, so a second checkout elsewhere hits.
     # A CCACHE_BASEDIR the user exported wins (e.g. a parent of several checkouts).
     env["ENV"].setdefault("CCACHE_BASEDIR", env.Dir("#").abspath)

@@ -21,7 +21,7 @@ import subprocess
 
 import SCons.Script
 
-from ccache import COMPILE_COMMANDS, PREFIX as CCACHE_PREFIX
+from ccache import COMPILE_COMMANDS, PREFIX as CCACHE_PREFIX, pass_through
 from optional_program import fail
 
 # Inside $( $) like ccache: switching distcc on or off never changes a build signature.
@@ -59,15 +59,8 @@ def _slots(program, hosts, environment):
     fail(f"--distcc={hosts}: {reasons[0] if reasons else 'distcc -j failed: ' + result.stderr.strip()}")
 
 
-def _pass_through(env, prefix):
-    """distcc and icecc read their settings from the environment, which SCons builds from scratch."""
-    for name, value in sorted(os.environ.items()):
-        if name.startswith(prefix):
-            env["ENV"][name] = value
-
-
 def _pass_environment(env, hosts):
-    _pass_through(env, "DISTCC_")
+    pass_through(env, "DISTCC_")
     env["ENV"]["DISTCC_HOSTS"] = hosts
     # distcc keeps its slot locks and host back-off state there; without HOME (SCons passes
     # none) or this directory, it gives up distributing and compiles locally.
@@ -109,7 +102,7 @@ def generate(env):
     env.AddMethod(_active, "DistccActive")
     _prefix_compiles(env)
     # icecream needs no option (CCACHE_PREFIX=icecc, or its compiler symlinks first on PATH), only its settings.
-    _pass_through(env, "ICECC_")
+    pass_through(env, "ICECC_")
     requested = str(env.subst("$DISTCC_HOSTS")).strip()
     if not requested:
         return
