@@ -16,18 +16,17 @@ Goal: warm <= 0.2x render.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_model import run  # noqa: E402
 from peer_env import PYTORCH_DATA, REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
+from runs import run_json  # noqa: E402
 from table import render_table  # noqa: E402
 
 GOAL = 0.2
@@ -46,23 +45,18 @@ print(json.dumps({"seconds": time.perf_counter() - start, "files": len(report.wr
 """
 
 
-def run(command: list[str], cache_dir: str) -> tuple[float, str]:
+def cache_env(cache_dir: str) -> dict[str, str]:
     env = dict(os.environ, OPGEN_CACHE_DIR=cache_dir)
     env.pop("OPGEN_DEBUG", None)
-    start = time.perf_counter()
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr}")
-    return seconds, result.stdout
+    return env
 
 
 def phase(yaml_path: str, out: str, cache_dir: str) -> dict:
-    return json.loads(run([sys.executable, "-c", PHASE, yaml_path, out], cache_dir)[1])
+    return run_json([sys.executable, "-c", PHASE, yaml_path, out], cache_env(cache_dir))
 
 
 def whole(yaml_path: str, out: str, cache_dir: str) -> float:
-    return run([sys.executable, "-m", "opgen", "generate", yaml_path, "--out", out], cache_dir)[0]
+    return run([sys.executable, "-m", "opgen", "generate", yaml_path, "--out", out], cache_env(cache_dir))[0]
 
 
 def measure(yaml_path: str, work: str, runs: int) -> dict[str, float]:
