@@ -41,6 +41,12 @@ def opdispatch(repo_root: str):
 
 
 @pytest.fixture(scope="session")
+def aten(opdispatch):
+    """The aten operator namespace (opdispatch.ops.aten)."""
+    return opdispatch.ops.aten
+
+
+@pytest.fixture(scope="session")
 def xla(opdispatch, repo_root: str):
     """opdispatch.xla with the sample backend loaded (scons --backend=xla first). Its kernels
     and CPU fallback stay registered for the rest of the session, which is why the other

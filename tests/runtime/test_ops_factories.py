@@ -8,11 +8,6 @@ import pytest
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 
 
-@pytest.fixture
-def aten(opdispatch):
-    return opdispatch.ops.aten
-
-
 def dt(opdispatch, name):
     return getattr(opdispatch, name)
 

@@ -12,11 +12,6 @@ MM_SHAPES = [(1, 1, 1), (2, 3, 4), (5, 1, 7), (7, 9, 1), (1, 20, 30), (13, 17, 1
              (100, 300, 70), (130, 40, 200)]
 
 
-@pytest.fixture(scope="module")
-def aten(opdispatch):
-    return opdispatch.ops.aten
-
-
 @pytest.fixture
 def rng():
     return np.random.default_rng(99)

@@ -26,11 +26,6 @@ DIM_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def aten(opdispatch):
-    return opdispatch.ops.aten
-
-
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

@@ -9,11 +9,6 @@ import pytest
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 
 
-@pytest.fixture
-def aten(opdispatch):
-    return opdispatch.ops.aten
-
-
 def sample(shape, dtype="float64", seed=0):
     values = np.random.default_rng(seed).integers(-50, 50, size=shape)
     return (values > 0 if dtype == "bool" else values).astype(dtype)
