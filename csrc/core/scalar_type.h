@@ -71,15 +71,18 @@ constexpr ScalarType scalar_type_of = CppTypeToScalarType<T>::value;
     __VA_ARGS__;                      \
     break;                            \
   }
+// The cases of every dtype but bool, and the end of the switch, shared by both dispatchers.
+#define OP_NUMERIC_CASES_AND_DEFAULT(NAME, ...)                                 \
+  OP_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                    \
+  OP_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                    \
+  OP_DTYPE_CASE(Float32, float, __VA_ARGS__)                                    \
+  OP_DTYPE_CASE(Float64, double, __VA_ARGS__)                                   \
+  default: ::op::fail(::op::str(NAME, ": unsupported dtype"));
 #define OP_DISPATCH_ALL_TYPES(TYPE, NAME, ...)                                  \
   do {                                                                          \
     switch (TYPE) {                                                             \
       OP_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                    \
-      OP_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Float32, float, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Float64, double, __VA_ARGS__)                               \
-      default: ::op::fail(::op::str(NAME, ": unsupported dtype"));              \
+      OP_NUMERIC_CASES_AND_DEFAULT(NAME, __VA_ARGS__)                           \
     }                                                                           \
   } while (0)
 // The same for kernels with no bool version (arithmetic such as gemm): bool is an error.
@@ -89,10 +92,6 @@ constexpr ScalarType scalar_type_of = CppTypeToScalarType<T>::value;
       case ::op::ScalarType::Bool:                                              \
         ::op::fail(::op::str(NAME, ": bool tensors are not supported"));        \
         break;                                                                  \
-      OP_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Float32, float, __VA_ARGS__)                                \
-      OP_DTYPE_CASE(Float64, double, __VA_ARGS__)                               \
-      default: ::op::fail(::op::str(NAME, ": unsupported dtype"));              \
+      OP_NUMERIC_CASES_AND_DEFAULT(NAME, __VA_ARGS__)                           \
     }                                                                           \
   } while (0)
