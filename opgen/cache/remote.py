@@ -58,13 +58,15 @@ def truthy(text: Optional[str]) -> bool:
 class RemoteTier:
     """Thread-safe; counts its hits, misses, errors and rejected entries (``figures()``)."""
 
-    def __init__(self, url: str, *, read_only: bool = False, timeout: float = DEFAULT_TIMEOUT_SECONDS):
-        self.url = check_url(url)
+    def __init__(self, url: str, *, read_only: bool = False, timeout: float = DEFAULT_TIMEOUT_SECONDS,
+                 where: str = URL_VARIABLE):
+        """``where`` names the setting ``url`` came from, for the error a bad one raises."""
+        self.url = check_url(url, where)
         self.read_only = read_only
         self.timeout = timeout
         if importlib.util.find_spec("redis") is None:
             raise OpgenError("the remote codegen cache needs the redis package (pip install redis)",
-                             Location(URL_VARIABLE, 0))
+                             Location(where, 0))
         self._client = None  # connected on first use: a build with nothing to produce never imports redis
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "errors": 0, "rejected": 0}
@@ -100,13 +102,6 @@ class RemoteTier:
         with self._lock:
             return RemoteFigures(**self._counts)
 
-    def close(self) -> None:
-        if self._client is not None:
-            try:
-                self._client.close()
-            except Exception:
-                pass
-
     def _connection(self):
         with self._lock:
             if self._client is None:
@@ -140,9 +135,8 @@ def remote_from_environment(url: Optional[str] = None, read_only: Optional[bool]
         url, where = os.environ.get(URL_VARIABLE, ""), URL_VARIABLE
     if not url or url == "off":
         return None
-    check_url(url, where)
     read_only = read_only if read_only is not None else truthy(os.environ.get(READ_ONLY_VARIABLE))
-    return RemoteTier(url, read_only=read_only, timeout=_timeout(os.environ.get(TIMEOUT_VARIABLE)))
+    return RemoteTier(url, read_only=read_only, timeout=_timeout(os.environ.get(TIMEOUT_VARIABLE)), where=where)
 
 
 def _timeout(text: Optional[str]) -> float:

@@ -47,7 +47,6 @@ class CacheSession:
         self.label = label
         self.hits: list[str] = []
         self.misses: list[str] = []
-        self.remote_hits: list[str] = []  # the hits fetched from the remote tier
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
         self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []
         self._started = self._safely(lambda cache: cache.now())
@@ -62,9 +61,10 @@ class CacheSession:
         rendered (and stored in both)."""
         start = time.perf_counter()
         found = self._safely(lambda cache: cache.lookup(job.key, job.name))
-        from_remote = found is None and self.remote is not None
-        if from_remote:
+        fetched = False
+        if found is None and self.remote is not None:
             found = self._fetch(job)
+            fetched = found is not None
         files = dict(found.files) if found is not None else job.codegen.render()
         seconds = time.perf_counter() - start
         if found is None:
@@ -72,11 +72,8 @@ class CacheSession:
             if data is not None and self.remote is not None:
                 self.remote.store(job.key, data)
         with self._lock:
-            self._productions.append((Production(job.name, job.key, found, remote=from_remote and found is not None),
-                                      job.inputs))
+            self._productions.append((Production(job.name, job.key, found, remote=fetched), job.inputs))
             (self.hits if found is not None else self.misses).append(job.name)
-            if from_remote and found is not None:
-                self.remote_hits.append(job.name)
             self.seconds += seconds
         return files
 
