@@ -9,11 +9,11 @@ namespace op::host {
 
 // ----- views -----
 
-Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
-  return Tensor::from_storage(t.storage(), sizes, strides, storage_offset, t.dtype());
+TensorBase as_strided(const TensorBase& t, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  return TensorBase::from_storage(t.storage(), sizes, strides, storage_offset, t.dtype());
 }
 
-Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
+TensorBase as_strided(const TensorBase& t, IntArrayRef sizes, IntArrayRef strides) {
   return as_strided(t, sizes, strides, t.storage_offset());
 }
 
@@ -75,7 +75,7 @@ std::vector<int64_t> infer_size(IntArrayRef sizes, int64_t numel, const char* wh
   return shape;
 }
 
-Tensor view(const Tensor& t, IntArrayRef sizes) {
+TensorBase view(const TensorBase& t, IntArrayRef sizes) {
   const std::vector<int64_t> shape = infer_size(sizes, t.numel(), "view");
   std::optional<std::vector<int64_t>> strides = view_strides(t.sizes(), t.strides(), shape);
   OP_CHECK(strides.has_value(), "view: shape ", str_list(sizes), " does not fit the tensor's sizes ",
@@ -84,7 +84,7 @@ Tensor view(const Tensor& t, IntArrayRef sizes) {
   return as_strided(t, shape, *strides);
 }
 
-Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+TensorBase transpose(const TensorBase& t, int64_t dim0, int64_t dim1) {
   dim0 = t.wrap_dim(dim0);
   dim1 = t.wrap_dim(dim1);
   std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
@@ -93,7 +93,7 @@ Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
   return as_strided(t, sizes, strides);
 }
 
-Tensor permute(const Tensor& t, IntArrayRef dims) {
+TensorBase permute(const TensorBase& t, IntArrayRef dims) {
   OP_CHECK(static_cast<int64_t>(dims.size()) == t.dim(), "permute: ", dims.size(), " dims given for a ", t.dim(),
            "-d tensor");
   std::vector<int64_t> sizes, strides;
@@ -108,7 +108,7 @@ Tensor permute(const Tensor& t, IntArrayRef dims) {
   return as_strided(t, sizes, strides);
 }
 
-Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+TensorBase select(const TensorBase& t, int64_t dim, int64_t index) {
   dim = t.wrap_dim(dim);
   int64_t n = t.size(dim);
   OP_CHECK(index >= -n && index < n, "select: index ", index, " out of range for dimension ", dim, " of size ", n);
@@ -120,7 +120,7 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   return as_strided(t, sizes, strides, offset);
 }
 
-Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+TensorBase slice(const TensorBase& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
   dim = t.wrap_dim(dim);
   OP_CHECK(step > 0, "slice: step must be positive, got ", step);
   int64_t n = t.size(dim);
@@ -134,7 +134,7 @@ Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t s
   return as_strided(t, sizes, strides, offset);
 }
 
-Tensor unsqueeze(const Tensor& t, int64_t dim) {
+TensorBase unsqueeze(const TensorBase& t, int64_t dim) {
   int64_t n = t.dim() + 1;
   OP_CHECK(dim >= -n && dim < n, "unsqueeze: dimension ", dim, " out of range for a ", t.dim(), "-d tensor");
   if (dim < 0) dim += n;
@@ -145,7 +145,7 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
   return as_strided(t, sizes, strides);
 }
 
-Tensor expand(const Tensor& t, IntArrayRef sizes) {
+TensorBase expand(const TensorBase& t, IntArrayRef sizes) {
   OP_CHECK(static_cast<int64_t>(sizes.size()) >= t.dim(), "expand: cannot expand a ", t.dim(), "-d tensor to ",
            str_list(sizes));
   size_t lead = sizes.size() - static_cast<size_t>(t.dim());
@@ -168,29 +168,29 @@ Tensor expand(const Tensor& t, IntArrayRef sizes) {
 
 // ----- copies -----
 
-Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+TensorBase contiguous(const TensorBase& t) { return t.is_contiguous() ? t : clone(t); }
 
-Tensor clone(const Tensor& t) {
-  Tensor out = Tensor::empty(t.sizes(), TensorOptions(t.dtype()).with_device(t.device()));
+TensorBase clone(const TensorBase& t) {
+  TensorBase out = TensorBase::empty(t.sizes(), TensorOptions(t.dtype()).with_device(t.device()));
   if (!t.is_meta()) copy_(out, t);
   return out;
 }
 
-Tensor to(const Tensor& t, ScalarType dtype) {
+TensorBase to(const TensorBase& t, ScalarType dtype) {
   if (dtype == t.dtype()) return t;
-  Tensor out = Tensor::empty(t.sizes(), TensorOptions(dtype).with_device(t.device()));
+  TensorBase out = TensorBase::empty(t.sizes(), TensorOptions(dtype).with_device(t.device()));
   if (!t.is_meta()) copy_(out, t);
   return out;
 }
 
-Tensor to(const Tensor& t, Device device) {
+TensorBase to(const TensorBase& t, Device device) {
   if (device == t.device()) return t;
-  Tensor out = Tensor::empty(t.sizes(), TensorOptions(t.dtype()).with_device(device));
+  TensorBase out = TensorBase::empty(t.sizes(), TensorOptions(t.dtype()).with_device(device));
   if (!out.is_meta()) copy_(out, t);
   return out;
 }
 
-void resize_(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
+void resize_(const TensorBase& t, IntArrayRef sizes, IntArrayRef strides) {
   for (int64_t s : sizes) OP_CHECK(s >= 0, "resize: negative size ", s, " in ", str_list(sizes));
   std::vector<int64_t> new_strides = strides.empty() ? contiguous_strides(sizes) : strides.vec();
   OP_CHECK(new_strides.size() == sizes.size(), "resize: sizes ", str_list(sizes), " and strides ",
@@ -205,7 +205,7 @@ void resize_(const Tensor& t, IntArrayRef sizes, IntArrayRef strides) {
 
 // ----- element access -----
 
-Scalar item(const Tensor& t) {
+Scalar item(const TensorBase& t) {
   OP_CHECK(t.numel() == 1, "item: the tensor has ", t.numel(), " elements, not 1");
   t.check_host_data("item");
   Scalar result;
@@ -216,7 +216,7 @@ Scalar item(const Tensor& t) {
   return result;
 }
 
-const Tensor& fill_(const Tensor& t, const Scalar& value) {
+const TensorBase& fill_(const TensorBase& t, const Scalar& value) {
   t.check_host_data("fill_");
   OP_DISPATCH_ALL_TYPES(t.dtype(), "fill_", {
     scalar_t* base = static_cast<scalar_t*>(t.storage().data());
@@ -230,7 +230,7 @@ namespace {
 
 // Element-by-element conversion from S to D over tensors of one shape.
 template <class D, class S>
-void copy_converting(const Tensor& dst, const Tensor& src) {
+void copy_converting(const TensorBase& dst, const TensorBase& src) {
   D* out = static_cast<D*>(dst.storage().data());
   const S* in = static_cast<const S*>(src.storage().data());
   for_each_offsets<2>(dst.sizes(), {dst.strides(), src.strides()}, {dst.storage_offset(), src.storage_offset()},
@@ -239,10 +239,10 @@ void copy_converting(const Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
-const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+const TensorBase& copy_(const TensorBase& dst, const TensorBase& src) {
   dst.check_host_data("copy_");
   src.check_host_data("copy_");
-  Tensor from = src.sizes() == dst.sizes() ? src : expand(src, dst.sizes());
+  TensorBase from = src.sizes() == dst.sizes() ? src : expand(src, dst.sizes());
   // src may overlap dst (e.g. a transposed view of it): read it all before writing.
   if (from.storage().is_alias_of(dst.storage()) && dst.numel() > 0) from = clone(from);
   OP_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
@@ -252,7 +252,7 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   return dst;
 }
 
-bool equal(const Tensor& a, const Tensor& b) {
+bool equal(const TensorBase& a, const TensorBase& b) {
   if (!a.defined() || !b.defined()) return a.defined() == b.defined();
   if (a.sizes() != b.sizes()) return false;
   if (is_integral(a.dtype(), true) && is_integral(b.dtype(), true))

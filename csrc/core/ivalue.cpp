@@ -5,7 +5,7 @@ namespace op {
 const char* IValue::tag_name(Tag tag) {
   switch (tag) {
     case Tag::None: return "None";
-    case Tag::Tensor: return "Tensor";
+    case Tag::TensorBase: return "Tensor";
     case Tag::TensorList: return "Tensor[]";
     case Tag::OptionalTensorList: return "Tensor?[]";
     case Tag::Int: return "int";
@@ -32,11 +32,11 @@ bool IValue::is_scalar_like() const {
   return t == Tag::Scalar || t == Tag::Int || t == Tag::Double || t == Tag::Bool;
 }
 
-std::optional<Tensor> IValue::to_optional_tensor() const {
+std::optional<TensorBase> IValue::to_optional_tensor() const {
   if (is_none()) return std::nullopt;
   if (!is_tensor()) fail(str("expected a value of type Tensor? but got ", tag_name(), " (", repr(), ")"));
-  const Tensor& t = to_tensor();
-  return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
+  const TensorBase& t = to_tensor();
+  return t.defined() ? std::optional<TensorBase>(t) : std::nullopt;
 }
 
 double IValue::to_double() const {
@@ -56,7 +56,7 @@ Scalar IValue::to_scalar() const {
 
 namespace {
 
-std::string tensor_repr(const Tensor& t) {
+std::string tensor_repr(const TensorBase& t) {
   if (!t.defined()) return "Tensor(undefined)";
   return str("Tensor(", to_string(t.dtype()), str_list(t.sizes()), " on ", t.device().str(), ")");
 }
@@ -73,11 +73,11 @@ std::string list_repr(const std::vector<T>& items, F&& each) {
 std::string IValue::repr() const {
   switch (tag()) {
     case Tag::None: return "None";
-    case Tag::Tensor: return tensor_repr(to_tensor());
+    case Tag::TensorBase: return tensor_repr(to_tensor());
     case Tag::TensorList: return list_repr(to_tensor_list(), tensor_repr);
     case Tag::OptionalTensorList:
       return list_repr(to_optional_tensor_list(),
-                       [](const std::optional<Tensor>& t) { return t ? tensor_repr(*t) : std::string("None"); });
+                       [](const std::optional<TensorBase>& t) { return t ? tensor_repr(*t) : std::string("None"); });
     case Tag::Int: return std::to_string(to_int());
     case Tag::Double: return Scalar(to_double()).to_string();
     case Tag::Bool: return to_bool() ? "True" : "False";
@@ -95,9 +95,9 @@ std::string IValue::repr() const {
 
 bool IValue::operator==(const IValue& other) const {
   if (tag() != other.tag()) return false;
-  auto same = [](const Tensor& a, const Tensor& b) { return a.unsafe_impl() == b.unsafe_impl(); };
+  auto same = [](const TensorBase& a, const TensorBase& b) { return a.unsafe_impl() == b.unsafe_impl(); };
   switch (tag()) {
-    case Tag::Tensor: return same(to_tensor(), other.to_tensor());
+    case Tag::TensorBase: return same(to_tensor(), other.to_tensor());
     case Tag::TensorList: {
       const auto &a = to_tensor_list(), &b = other.to_tensor_list();
       if (a.size() != b.size()) return false;

@@ -22,9 +22,9 @@ class IValue {
   // Same order as the variant below: tag() is the variant index.
   enum class Tag : uint8_t {
     None,
-    Tensor,
+    TensorBase,
     TensorList,
-    OptionalTensorList,  // Tensor?[]
+    OptionalTensorList,  // TensorBase?[]
     Int,
     Double,
     Bool,
@@ -40,12 +40,12 @@ class IValue {
 
   IValue() = default;
   IValue(std::nullopt_t) {}  // NOLINT
-  IValue(Tensor t) : v_(std::move(t)) {}  // NOLINT
-  IValue(std::optional<Tensor> t) {  // NOLINT: None or Tensor
+  IValue(TensorBase t) : v_(std::move(t)) {}  // NOLINT
+  IValue(std::optional<TensorBase> t) {  // NOLINT: None or TensorBase
     if (t) v_ = std::move(*t);
   }
-  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}                  // NOLINT
-  IValue(std::vector<std::optional<Tensor>> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(std::vector<TensorBase> v) : v_(std::move(v)) {}                  // NOLINT
+  IValue(std::vector<std::optional<TensorBase>> v) : v_(std::move(v)) {}   // NOLINT
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   IValue(T v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
   IValue(double v) : v_(v) {}                    // NOLINT
@@ -68,7 +68,7 @@ class IValue {
   const char* tag_name() const { return tag_name(tag()); }
 
   bool is_none() const { return tag() == Tag::None; }
-  bool is_tensor() const { return tag() == Tag::Tensor; }
+  bool is_tensor() const { return tag() == Tag::TensorBase; }
   bool is_tensor_list() const { return tag() == Tag::TensorList; }
   bool is_int() const { return tag() == Tag::Int; }
   bool is_double() const { return tag() == Tag::Double; }
@@ -77,12 +77,12 @@ class IValue {
   // Anything to_scalar() accepts: a Scalar, int, float or bool.
   bool is_scalar_like() const;
 
-  const Tensor& to_tensor() const { return get<Tensor>(Tag::Tensor); }
-  Tensor& to_tensor_mut() { return get_mut<Tensor>(Tag::Tensor); }
-  std::optional<Tensor> to_optional_tensor() const;  // None or Tensor
-  const std::vector<Tensor>& to_tensor_list() const { return get<std::vector<Tensor>>(Tag::TensorList); }
-  const std::vector<std::optional<Tensor>>& to_optional_tensor_list() const {
-    return get<std::vector<std::optional<Tensor>>>(Tag::OptionalTensorList);
+  const TensorBase& to_tensor() const { return get<TensorBase>(Tag::TensorBase); }
+  TensorBase& to_tensor_mut() { return get_mut<TensorBase>(Tag::TensorBase); }
+  std::optional<TensorBase> to_optional_tensor() const;  // None or TensorBase
+  const std::vector<TensorBase>& to_tensor_list() const { return get<std::vector<TensorBase>>(Tag::TensorList); }
+  const std::vector<std::optional<TensorBase>>& to_optional_tensor_list() const {
+    return get<std::vector<std::optional<TensorBase>>>(Tag::OptionalTensorList);
   }
   int64_t to_int() const { return get<int64_t>(Tag::Int); }
   double to_double() const;  // also accepts an int
@@ -115,7 +115,7 @@ class IValue {
     return *std::get_if<T>(&v_);
   }
 
-  std::variant<std::monostate, Tensor, std::vector<Tensor>, std::vector<std::optional<Tensor>>, int64_t, double, bool,
+  std::variant<std::monostate, TensorBase, std::vector<TensorBase>, std::vector<std::optional<TensorBase>>, int64_t, double, bool,
                std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device,
                Generator>
       v_;

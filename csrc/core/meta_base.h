@@ -19,8 +19,8 @@ struct MetaBase {
                                       TensorOptions options) = 0;
   // The output tensor: undefined before set_output for functional calls; `self` for in-place
   // calls and the user's tensor for out= calls, even before set_output.
-  virtual const Tensor& maybe_get_output(int64_t output_idx) = 0;
-  const Tensor& maybe_get_output() { return maybe_get_output(0); }
+  virtual const TensorBase& maybe_get_output(int64_t output_idx) = 0;
+  const TensorBase& maybe_get_output() { return maybe_get_output(0); }
 
   void set_output_contiguous(int64_t output_idx, IntArrayRef sizes, TensorOptions options) {
     set_output_raw_strided(output_idx, sizes, {}, options);

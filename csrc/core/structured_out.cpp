@@ -9,12 +9,12 @@
 
 namespace op::impl {
 
-Tensor create_out(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
-  if (strides.empty()) return Tensor::empty(sizes, options);
-  return Tensor::empty_strided(sizes, strides, options);
+TensorBase create_out(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+  if (strides.empty()) return TensorBase::empty(sizes, options);
+  return TensorBase::empty_strided(sizes, strides, options);
 }
 
-void check_inplace(const Tensor& self, IntArrayRef sizes, const TensorOptions& options) {
+void check_inplace(const TensorBase& self, IntArrayRef sizes, const TensorOptions& options) {
   OP_CHECK(self.defined(), "in-place operation on an undefined tensor");
   OP_CHECK(self.sizes() == sizes, "output with shape ", str_list(self.sizes()), " doesn't match the broadcast shape ",
            str_list(sizes));
@@ -26,7 +26,7 @@ void check_inplace(const Tensor& self, IntArrayRef sizes, const TensorOptions& o
              " but the tensor written to is on ", self.device().str());
 }
 
-void resize_out(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+void resize_out(const TensorBase& out, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
   OP_CHECK(out.defined(), "out= tensor is undefined");
   if (options.dtype)
     OP_CHECK(out.dtype() == *options.dtype, "Expected out tensor to have dtype ", to_string(*options.dtype),
@@ -37,20 +37,20 @@ void resize_out(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const
   if (out.sizes() != sizes) host::resize_(out, sizes, strides);
 }
 
-Tensor& copy_to_out(Tensor& out, const Tensor& result) {
+TensorBase& copy_to_out(TensorBase& out, const TensorBase& result) {
   OP_CHECK(result.defined(), "copy_to_out: the functional kernel returned an undefined tensor");
   resize_out(out, result.sizes(), {}, TensorOptions(result.dtype()).with_device(result.device()));
   if (!out.is_meta()) ops::copy_::call(out, result, /*non_blocking=*/false);
   return out;
 }
 
-Tensor& copy_to_self(Tensor& self, const Tensor& result) {
+TensorBase& copy_to_self(TensorBase& self, const TensorBase& result) {
   OP_CHECK(result.defined(), "copy_to_self: the functional kernel returned an undefined tensor");
   check_inplace(self, result.sizes(), TensorOptions(result.dtype()).with_device(result.device()));
   if (!self.is_meta()) ops::copy_::call(self, result, /*non_blocking=*/false);
   return self;
 }
 
-Tensor clone_for_functional(const Tensor& self) { return ops::clone::call(self, std::nullopt); }
+TensorBase clone_for_functional(const TensorBase& self) { return ops::clone::call(self, std::nullopt); }
 
 }  // namespace op::impl

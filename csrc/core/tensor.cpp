@@ -42,18 +42,18 @@ void TensorImpl::set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vect
   strides = std::move(new_strides);
 }
 
-const TensorImpl& Tensor::impl() const {
+const TensorImpl& TensorBase::impl() const {
   OP_CHECK(impl_ != nullptr, "operation on an undefined tensor");
   return *impl_;
 }
 
-int64_t Tensor::wrap_dim(int64_t dim) const {
+int64_t TensorBase::wrap_dim(int64_t dim) const {
   int64_t n = this->dim();
   OP_CHECK(dim >= -n && dim < n, "dimension ", dim, " out of range for a ", n, "-d tensor");
   return dim < 0 ? dim + n : dim;
 }
 
-Tensor Tensor::from_storage(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+TensorBase TensorBase::from_storage(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                             ScalarType dtype) {
   OP_CHECK(storage.defined(), "from_storage: undefined storage");
   OP_CHECK(sizes.size() == strides.size(), "sizes ", str_list(sizes), " and strides ", str_list(strides),
@@ -70,14 +70,14 @@ Tensor Tensor::from_storage(Storage storage, IntArrayRef sizes, IntArrayRef stri
              " with strides ", str_list(strides), " and offset ", storage_offset, " need ",
              (last + 1) * static_cast<int64_t>(element_size(dtype)), " bytes but the storage has ", storage.nbytes());
   }
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), sizes.vec(), strides.vec(), storage_offset, dtype));
+  return TensorBase(std::make_shared<TensorImpl>(std::move(storage), sizes.vec(), strides.vec(), storage_offset, dtype));
 }
 
-Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
+TensorBase TensorBase::empty(IntArrayRef sizes, TensorOptions options) {
   return empty_strided(sizes, contiguous_strides(sizes), options);
 }
 
-Tensor Tensor::empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
+TensorBase TensorBase::empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
   check_sizes(sizes, "empty");
   OP_CHECK(sizes.size() == strides.size(), "sizes and strides differ in length");
   ScalarType dtype = options.dtype_or_default();
@@ -89,18 +89,18 @@ Tensor Tensor::empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptio
   return from_storage(std::move(storage), sizes, strides, 0, dtype);
 }
 
-Tensor Tensor::full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
-  Tensor t = empty(sizes, options);
+TensorBase TensorBase::full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
+  TensorBase t = empty(sizes, options);
   if (!t.is_meta()) host::fill_(t, value);
   return t;
 }
 
-Tensor Tensor::scalar_tensor(const Scalar& value, TensorOptions options) {
+TensorBase TensorBase::scalar_tensor(const Scalar& value, TensorOptions options) {
   if (!options.dtype) options.dtype = value.type();
   return full({}, value, options);
 }
 
-bool Tensor::is_contiguous() const {
+bool TensorBase::is_contiguous() const {
   const TensorImpl& t = impl();
   int64_t expected = 1;
   for (size_t d = t.sizes.size(); d-- > 0;) {
@@ -111,11 +111,11 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-bool Tensor::is_alias_of(const Tensor& other) const {
+bool TensorBase::is_alias_of(const TensorBase& other) const {
   return defined() && other.defined() && storage().is_alias_of(other.storage());
 }
 
-void Tensor::check_host_data(const char* what) const {
+void TensorBase::check_host_data(const char* what) const {
   const TensorImpl& t = impl();
   OP_CHECK(!t.device.is_meta(), what, ": meta tensors have no data (sizes ", str_list(t.sizes), ", dtype ",
            op::to_string(t.dtype), ")");
@@ -123,13 +123,13 @@ void Tensor::check_host_data(const char* what) const {
   OP_CHECK(t.storage.has_data() || t.numel == 0, what, ": tensor on ", t.device.str(), " has no data");
 }
 
-void* Tensor::data_ptr() const {
+void* TensorBase::data_ptr() const {
   const TensorImpl& t = impl();
   OP_CHECK(!t.device.is_meta(), "data_ptr: meta tensors have no data");
   return static_cast<char*>(t.storage.data()) + t.storage_offset * static_cast<int64_t>(element_size(t.dtype));
 }
 
-int64_t Tensor::offset_of(IntArrayRef index) const {
+int64_t TensorBase::offset_of(IntArrayRef index) const {
   OP_CHECK(static_cast<int64_t>(index.size()) == dim(), "index ", str_list(index), " has ", index.size(),
            " entries for a ", dim(), "-d tensor");
   int64_t offset = storage_offset();
@@ -141,7 +141,7 @@ int64_t Tensor::offset_of(IntArrayRef index) const {
   return offset;
 }
 
-Scalar Tensor::get(IntArrayRef index) const {
+Scalar TensorBase::get(IntArrayRef index) const {
   check_host_data("get");
   int64_t offset = offset_of(index);
   Scalar result;
@@ -149,7 +149,7 @@ Scalar Tensor::get(IntArrayRef index) const {
   return result;
 }
 
-void Tensor::set(IntArrayRef index, const Scalar& value) const {
+void TensorBase::set(IntArrayRef index, const Scalar& value) const {
   check_host_data("set");
   int64_t offset = offset_of(index);
   OP_DISPATCH_ALL_TYPES(dtype(), "set", { static_cast<scalar_t*>(storage().data())[offset] = value.to<scalar_t>(); });
@@ -172,7 +172,7 @@ std::string format_element(const Scalar& v) {
   return v.to_string();
 }
 
-void format_dim(const Tensor& t, std::vector<int64_t>& index, std::string& out) {
+void format_dim(const TensorBase& t, std::vector<int64_t>& index, std::string& out) {
   size_t d = index.size();
   if (static_cast<int64_t>(d) == t.dim()) {
     out += format_element(t.get(index));
@@ -190,7 +190,7 @@ void format_dim(const Tensor& t, std::vector<int64_t>& index, std::string& out) 
 
 }  // namespace
 
-std::string Tensor::to_string() const {
+std::string TensorBase::to_string() const {
   if (!defined()) return "tensor(undefined)";
   std::string out = "tensor(";
   bool show_size = false;

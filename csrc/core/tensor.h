@@ -1,6 +1,6 @@
 // Strided tensors: sizes, strides and an offset into a shared Storage. Views (host_ops.h:
 // transpose, slice, select, view, as_strided, expand) build a new TensorImpl over the same
-// storage.
+// storage. TensorBase has no operator methods (see api/tensor.h for op::Tensor, which does).
 #pragma once
 
 #include <cstdint>
@@ -41,23 +41,23 @@ struct TensorImpl {
   void set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides);
 };
 
-class Tensor {
+class TensorBase {
  public:
-  Tensor() = default;  // undefined: no storage, empty key set
-  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  TensorBase() = default;  // undefined: no storage, empty key set
+  explicit TensorBase(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // Factories (host-side helpers; the dispatched factory operators come from codegen).
-  static Tensor empty(IntArrayRef sizes, TensorOptions options = {});
-  static Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
-  static Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options = {});
-  static Tensor zeros(IntArrayRef sizes, TensorOptions options = {}) { return full(sizes, 0, options); }
-  static Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
-  static Tensor from_storage(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+  static TensorBase empty(IntArrayRef sizes, TensorOptions options = {});
+  static TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+  static TensorBase full(IntArrayRef sizes, const Scalar& value, TensorOptions options = {});
+  static TensorBase zeros(IntArrayRef sizes, TensorOptions options = {}) { return full(sizes, 0, options); }
+  static TensorBase scalar_tensor(const Scalar& value, TensorOptions options = {});
+  static TensorBase from_storage(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                              ScalarType dtype);
   // A tensor holding `values` (dtype from T) with the given sizes (default: 1-d; use
   // scalar_tensor for 0-d).
   template <class T>
-  static Tensor from_vector(const std::vector<T>& values, std::vector<int64_t> sizes = {}, Device device = {});
+  static TensorBase from_vector(const std::vector<T>& values, std::vector<int64_t> sizes = {}, Device device = {});
 
   bool defined() const { return impl_ != nullptr; }
   DispatchKeySet key_set() const { return impl_ ? impl_->key_set : DispatchKeySet(); }
@@ -74,7 +74,7 @@ class Tensor {
   size_t itemsize() const { return element_size(dtype()); }
   bool is_meta() const { return device().is_meta(); }
   bool is_contiguous() const;
-  bool is_alias_of(const Tensor& other) const;
+  bool is_alias_of(const TensorBase& other) const;
   long use_count() const { return impl_.use_count(); }
   TensorImpl* unsafe_impl() const { return impl_.get(); }
   // 0 <-> dim-1; negative dims count from the end. Throws op::Error when out of range.
@@ -99,11 +99,9 @@ class Tensor {
   void check_host_data(const char* what) const;
   std::string to_string() const;
 
-  // The dispatched operator methods (t.add(u), t.view(sizes), ...): declared by codegen in
-  // build/gen/TensorMethods.h (one sorted include per operator group, no default values) and
-  // defined inline in each group's ops/<group>.h. Unconditional, so every translation unit
-  // sees the same class.
-#include "TensorMethods.h"
+  // No operator methods here: TensorBase is what the runtime, every kernel and all generated
+  // code see, so an edit to an operator never recompiles them. Call operators through
+  // ops/<group>.h (op::add(a, b)); code that wants t.add(u) uses op::Tensor (api/tensor.h).
 
  private:
   const TensorImpl& impl() const;
@@ -114,16 +112,16 @@ class Tensor {
 // ----- template definitions -----
 
 template <class T>
-T* Tensor::data_ptr() const {
+T* TensorBase::data_ptr() const {
   OP_CHECK(dtype() == scalar_type_of<T>, "data_ptr<", op::to_string(scalar_type_of<T>), ">() called on a tensor of dtype ",
            op::to_string(dtype()));
   return static_cast<T*>(data_ptr());
 }
 
 template <class T>
-Tensor Tensor::from_vector(const std::vector<T>& values, std::vector<int64_t> sizes, Device device) {
+TensorBase TensorBase::from_vector(const std::vector<T>& values, std::vector<int64_t> sizes, Device device) {
   if (sizes.empty()) sizes = {static_cast<int64_t>(values.size())};
-  Tensor t = empty(sizes, TensorOptions(scalar_type_of<T>).with_device(device));
+  TensorBase t = empty(sizes, TensorOptions(scalar_type_of<T>).with_device(device));
   OP_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "from_vector: ", values.size(),
            " values do not fill a tensor of ", t.numel(), " elements");
   T* out = t.data_ptr<T>();
@@ -132,7 +130,7 @@ Tensor Tensor::from_vector(const std::vector<T>& values, std::vector<int64_t> si
 }
 
 template <class T>
-std::vector<T> Tensor::to_vector() const {
+std::vector<T> TensorBase::to_vector() const {
   check_host_data("to_vector");
   std::vector<T> out;
   out.reserve(numel());

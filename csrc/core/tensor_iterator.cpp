@@ -14,7 +14,7 @@ namespace {
 std::string prefix(const char* op_name) { return op_name ? std::string(op_name) + ": " : std::string(); }
 
 // A 0-d cpu tensor may join tensors on any device, like a plain number.
-bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu(); }
+bool is_cpu_scalar(const TensorBase& t) { return t.dim() == 0 && t.device().is_cpu(); }
 
 // "tensor a", "tensor b", ...: the names the broadcast error uses too.
 std::string operand_name(size_t i) { return std::string("tensor ") + static_cast<char>('a' + i); }
@@ -23,40 +23,40 @@ std::string operand_name(size_t i) { return std::string("tensor ") + static_cast
 
 // ----- building: shapes, devices, dtypes -----
 
-void TensorIteratorBase::build_borrowing_binary_op(const Tensor& out, const Tensor& a, const Tensor& b,
+void TensorIteratorBase::build_borrowing_binary_op(const TensorBase& out, const TensorBase& a, const TensorBase& b,
                                                    const char* op_name) {
   build(out, {a, b}, 0, {}, ResultDtype::Common, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b,
+void TensorIteratorBase::build_borrowing_binary_float_op(const TensorBase& out, const TensorBase& a, const TensorBase& b,
                                                          const char* op_name) {
   build(out, {a, b}, 0, {}, ResultDtype::FloatForIntegral, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_comparison_op(const Tensor& out, const Tensor& a, const Tensor& b,
+void TensorIteratorBase::build_borrowing_comparison_op(const TensorBase& out, const TensorBase& a, const TensorBase& b,
                                                        const char* op_name) {
   build(out, {a, b}, 0, {}, ResultDtype::Bool, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_unary_op(const Tensor& out, const Tensor& a, const char* op_name) {
+void TensorIteratorBase::build_borrowing_unary_op(const TensorBase& out, const TensorBase& a, const char* op_name) {
   build(out, {a}, 0, {}, ResultDtype::Common, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_unary_float_op(const Tensor& out, const Tensor& a, const char* op_name) {
+void TensorIteratorBase::build_borrowing_unary_float_op(const TensorBase& out, const TensorBase& a, const char* op_name) {
   build(out, {a}, 0, {}, ResultDtype::FloatForIntegral, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_unary_op_with_numbers(const Tensor& out, const Tensor& a,
+void TensorIteratorBase::build_borrowing_unary_op_with_numbers(const TensorBase& out, const TensorBase& a,
                                                                ArrayRef<Scalar> numbers, const char* op_name) {
   build(out, {a}, 0, numbers, ResultDtype::Common, op_name);
 }
 
-void TensorIteratorBase::build_borrowing_select_op(const Tensor& out, const Tensor& condition, const Tensor& a,
-                                                   const Tensor& b, const char* op_name) {
+void TensorIteratorBase::build_borrowing_select_op(const TensorBase& out, const TensorBase& condition, const TensorBase& a,
+                                                   const TensorBase& b, const char* op_name) {
   build(out, {condition, a, b}, 1, {}, ResultDtype::Common, op_name);
 }
 
-void TensorIteratorBase::build(const Tensor& out, std::vector<Tensor> inputs, size_t first_promoted,
+void TensorIteratorBase::build(const TensorBase& out, std::vector<TensorBase> inputs, size_t first_promoted,
                                ArrayRef<Scalar> numbers, ResultDtype rule, const char* op_name) {
   op_name_ = op_name;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -82,7 +82,7 @@ void TensorIteratorBase::build(const Tensor& out, std::vector<Tensor> inputs, si
   }
 
   // Dtypes: compute in the promoted type of the inputs that promote; the output follows the rule.
-  common_dtype_ = result_type(ArrayRef<Tensor>(inputs.data() + first_promoted, inputs.size() - first_promoted),
+  common_dtype_ = result_type(ArrayRef<TensorBase>(inputs.data() + first_promoted, inputs.size() - first_promoted),
                               numbers);
   ScalarType result = common_dtype_;
   if (rule == ResultDtype::FloatForIntegral && !is_floating(common_dtype_)) {
@@ -100,7 +100,7 @@ void TensorIteratorBase::build(const Tensor& out, std::vector<Tensor> inputs, si
 
 // An out= or in-place tensor keeps its dtype when the result casts into it (PyTorch's rule:
 // never down a category); the wrapper then checks its shape and device or resizes it.
-void TensorIteratorBase::announce_output(const Tensor& out, ScalarType result_dtype) {
+void TensorIteratorBase::announce_output(const TensorBase& out, ScalarType result_dtype) {
   const std::string where = prefix(op_name_);
   ScalarType dtype = result_dtype;
   if (out.defined()) {
@@ -117,12 +117,12 @@ void TensorIteratorBase::announce_output(const Tensor& out, ScalarType result_dt
   }
 }
 
-const Tensor& TensorIteratorBase::input(int64_t i) const {
+const TensorBase& TensorIteratorBase::input(int64_t i) const {
   OP_CHECK(i >= 0 && i < ninputs(), "TensorIteratorBase: input ", i, " out of range (", ninputs(), " inputs)");
   return inputs_[static_cast<size_t>(i)];
 }
 
-const Tensor& TensorIteratorBase::output(int64_t i) const {
+const TensorBase& TensorIteratorBase::output(int64_t i) const {
   OP_CHECK(i == 0 && output_.defined(), "TensorIteratorBase: output ", i,
            " does not exist (one output, set by a build_* call in meta())");
   return output_;
@@ -136,31 +136,31 @@ void TensorIteratorBase::check_loop(size_t arity, const char* what) const {
            inputs_.size(), " inputs");
   const std::string where = prefix(op_name_) + what;
   output_.check_host_data(where.c_str());
-  for (const Tensor& t : inputs_) t.check_host_data(where.c_str());
+  for (const TensorBase& t : inputs_) t.check_host_data(where.c_str());
 }
 
-Tensor TensorIteratorBase::loop_input(size_t i, ScalarType dtype) const { return host::to(inputs_[i], dtype); }
+TensorBase TensorIteratorBase::loop_input(size_t i, ScalarType dtype) const { return host::to(inputs_[i], dtype); }
 
-Tensor TensorIteratorBase::loop_output(ScalarType dtype, ArrayRef<Tensor> inputs) const {
+TensorBase TensorIteratorBase::loop_output(ScalarType dtype, ArrayRef<TensorBase> inputs) const {
   bool direct = output_.dtype() == dtype && output_.sizes() == IntArrayRef(shape_);
-  for (const Tensor& in : inputs) {
+  for (const TensorBase& in : inputs) {
     // Reading and writing the same element in one step is fine; anything else could read a
     // value this loop already overwrote.
     if (direct && in.is_alias_of(output_))
       direct = in.sizes() == output_.sizes() && in.strides() == output_.strides() &&
                in.storage_offset() == output_.storage_offset();
   }
-  return direct ? output_ : Tensor::empty(shape_, TensorOptions(dtype).with_device(output_.device()));
+  return direct ? output_ : TensorBase::empty(shape_, TensorOptions(dtype).with_device(output_.device()));
 }
 
-TensorIteratorBase::LoopPlan TensorIteratorBase::plan_loop(const Tensor& out, ArrayRef<Tensor> inputs) const {
+TensorIteratorBase::LoopPlan TensorIteratorBase::plan_loop(const TensorBase& out, ArrayRef<TensorBase> inputs) const {
   const size_t nops = inputs.size() + 1;
   const size_t ndim = shape_.size();
-  auto operand = [&](size_t k) -> const Tensor& { return k == 0 ? out : inputs[k - 1]; };
+  auto operand = [&](size_t k) -> const TensorBase& { return k == 0 ? out : inputs[k - 1]; };
   // Element stride of operand k in dimension d of shape_: broadcast dimensions (missing or of
   // size 1) have stride 0.
   auto broadcast_stride = [&](size_t k, size_t d) -> int64_t {
-    const Tensor& t = operand(k);
+    const TensorBase& t = operand(k);
     const size_t lead = ndim - static_cast<size_t>(t.dim());
     if (d < lead || t.sizes()[d - lead] == 1) return 0;
     return t.strides()[d - lead];
@@ -206,7 +206,7 @@ TensorIteratorBase::LoopPlan TensorIteratorBase::plan_loop(const Tensor& out, Ar
   return plan;
 }
 
-void TensorIteratorBase::finish_loop(const Tensor& written) const {
+void TensorIteratorBase::finish_loop(const TensorBase& written) const {
   if (written.unsafe_impl() != output_.unsafe_impl()) host::copy_(output_, written);
 }
 

@@ -4,7 +4,7 @@
 // set_output_raw_strided. impl() then calls a device's loop (a dispatch stub), which on the
 // host runs for_each_element over the broadcast inputs:
 //
-//   void meta::structured_add_Tensor::meta(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+//   void meta::structured_add_Tensor::meta(const TensorBase& self, const TensorBase& other, const Scalar& alpha) {
 //     build_borrowing_binary_op(maybe_get_output(), self, other, "add");
 //   }
 //   void add_kernel(TensorIteratorBase& it, const Scalar& alpha) {   // csrc/native/cpu/
@@ -49,23 +49,23 @@ class TensorIteratorBase : public impl::MetaBase {
   // leaving its category (a float result into an int tensor is an error) and it keeps its
   // dtype; the wrapper checks or resizes it in set_output. `op_name` (optional) prefixes
   // error messages.
-  void build_borrowing_binary_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* op_name = nullptr);
+  void build_borrowing_binary_op(const TensorBase& out, const TensorBase& a, const TensorBase& b, const char* op_name = nullptr);
   // Integral and bool inputs compute in (and produce) float32, e.g. true division.
-  void build_borrowing_binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b,
+  void build_borrowing_binary_float_op(const TensorBase& out, const TensorBase& a, const TensorBase& b,
                                        const char* op_name = nullptr);
   // Computes in the promoted dtype; the output is bool (or, given an out tensor, its dtype).
-  void build_borrowing_comparison_op(const Tensor& out, const Tensor& a, const Tensor& b,
+  void build_borrowing_comparison_op(const TensorBase& out, const TensorBase& a, const TensorBase& b,
                                      const char* op_name = nullptr);
-  void build_borrowing_unary_op(const Tensor& out, const Tensor& a, const char* op_name = nullptr);
+  void build_borrowing_unary_op(const TensorBase& out, const TensorBase& a, const char* op_name = nullptr);
   // Integral and bool inputs compute in (and produce) float32, e.g. sqrt.
-  void build_borrowing_unary_float_op(const Tensor& out, const Tensor& a, const char* op_name = nullptr);
+  void build_borrowing_unary_float_op(const TensorBase& out, const TensorBase& a, const char* op_name = nullptr);
   // A unary op whose extra Scalar arguments take part in type promotion as Python numbers
   // (clamp: int32 tensor with min=0.5 computes in float32).
-  void build_borrowing_unary_op_with_numbers(const Tensor& out, const Tensor& a, ArrayRef<Scalar> numbers,
+  void build_borrowing_unary_op_with_numbers(const TensorBase& out, const TensorBase& a, ArrayRef<Scalar> numbers,
                                              const char* op_name = nullptr);
   // where: the three inputs broadcast together; a and b promote, the condition does not (it
   // is read as bool).
-  void build_borrowing_select_op(const Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b,
+  void build_borrowing_select_op(const TensorBase& out, const TensorBase& condition, const TensorBase& a, const TensorBase& b,
                                  const char* op_name = nullptr);
 
   IntArrayRef shape() const { return shape_; }
@@ -74,8 +74,8 @@ class TensorIteratorBase : public impl::MetaBase {
   Device device() const { return device_; }
   int64_t numel() const { return numel_of(shape_); }
   int64_t ninputs() const { return static_cast<int64_t>(inputs_.size()); }
-  const Tensor& input(int64_t i = 0) const;
-  const Tensor& output(int64_t i = 0) const;
+  const TensorBase& input(int64_t i = 0) const;
+  const TensorBase& output(int64_t i = 0) const;
   const char* op_name() const { return op_name_ ? op_name_ : "elementwise operation"; }
 
   // Host loops (cpu kernels; need host-readable memory). f takes one T per input (each input
@@ -97,9 +97,9 @@ class TensorIteratorBase : public impl::MetaBase {
 
  private:
   enum class ResultDtype { Common, Bool, FloatForIntegral };
-  void build(const Tensor& out, std::vector<Tensor> inputs, size_t first_promoted, ArrayRef<Scalar> numbers,
+  void build(const TensorBase& out, std::vector<TensorBase> inputs, size_t first_promoted, ArrayRef<Scalar> numbers,
              ResultDtype rule, const char* op_name);
-  void announce_output(const Tensor& out, ScalarType result_dtype);
+  void announce_output(const TensorBase& out, ScalarType result_dtype);
 
   // ----- the host loop -----
   // Operands of one run: output (index 0) and inputs, their base addresses and element
@@ -114,18 +114,18 @@ class TensorIteratorBase : public impl::MetaBase {
   };
   struct NoRow {};
   void check_loop(size_t arity, const char* what) const;
-  Tensor loop_input(size_t i, ScalarType dtype) const;                   // converted (a copy only when needed)
-  Tensor loop_output(ScalarType dtype, ArrayRef<Tensor> inputs) const;   // output(0) or a buffer
-  LoopPlan plan_loop(const Tensor& out, ArrayRef<Tensor> inputs) const;  // inputs already converted
-  void finish_loop(const Tensor& written) const;                         // copies a buffer to output(0)
+  TensorBase loop_input(size_t i, ScalarType dtype) const;                   // converted (a copy only when needed)
+  TensorBase loop_output(ScalarType dtype, ArrayRef<TensorBase> inputs) const;   // output(0) or a buffer
+  LoopPlan plan_loop(const TensorBase& out, ArrayRef<TensorBase> inputs) const;  // inputs already converted
+  void finish_loop(const TensorBase& written) const;                         // copies a buffer to output(0)
   template <class R, class... In, class F, class Row, size_t... I>
   void run_loop(F& f, Row& row, std::index_sequence<I...>) const;
 
   std::vector<int64_t> shape_;
   ScalarType common_dtype_ = ScalarType::Float32;
   Device device_;
-  std::vector<Tensor> inputs_;
-  Tensor output_;
+  std::vector<TensorBase> inputs_;
+  TensorBase output_;
   const char* op_name_ = nullptr;
 };
 
@@ -206,9 +206,9 @@ void TensorIteratorBase::run_loop(F& f, Row& row, std::index_sequence<I...>) con
   static_assert(N == sizeof...(I) && N <= 8, "run_loop: one type per input");
   check_loop(N, "for_each_element");
   if (numel() == 0) return;
-  const std::array<Tensor, N> in = {loop_input(I, scalar_type_of<In>)...};
-  const Tensor out = loop_output(scalar_type_of<R>, ArrayRef<Tensor>(in.data(), N));
-  const LoopPlan plan = plan_loop(out, ArrayRef<Tensor>(in.data(), N));
+  const std::array<TensorBase, N> in = {loop_input(I, scalar_type_of<In>)...};
+  const TensorBase out = loop_output(scalar_type_of<R>, ArrayRef<TensorBase>(in.data(), N));
+  const LoopPlan plan = plan_loop(out, ArrayRef<TensorBase>(in.data(), N));
 
   R* const out_base = static_cast<R*>(plan.data[0]);
   const size_t nd = plan.sizes.size();

@@ -20,9 +20,9 @@ std::optional<ScalarType> combine(std::optional<ScalarType> higher, std::optiona
 
 }  // namespace
 
-ScalarType result_type(ArrayRef<Tensor> tensors, ArrayRef<Scalar> scalars) {
+ScalarType result_type(ArrayRef<TensorBase> tensors, ArrayRef<Scalar> scalars) {
   std::optional<ScalarType> dimmed, zero_dim, numbers;
-  for (const Tensor& t : tensors) {
+  for (const TensorBase& t : tensors) {
     if (!t.defined()) continue;
     if (t.dim() > 0)
       dimmed = promote(dimmed, t.dtype());

@@ -10,7 +10,7 @@
 
 namespace op {
 
-ScalarType result_type(ArrayRef<Tensor> tensors, ArrayRef<Scalar> scalars = {});
+ScalarType result_type(ArrayRef<TensorBase> tensors, ArrayRef<Scalar> scalars = {});
 
 // Whether a result of type `from` may be written into a tensor of type `to` (in-place ops):
 // never down a category (float -> int, int -> bool); widths within a category are fine.

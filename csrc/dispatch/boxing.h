@@ -45,50 +45,50 @@ template <class T, class = void>
 struct Unbox;
 
 template <>
-struct Unbox<Tensor> {
-  static const Tensor& get(IValue& v, size_t i) {
+struct Unbox<TensorBase> {
+  static const TensorBase& get(IValue& v, size_t i) {
     expect(v.is_tensor(), i, "Tensor", v);
     return v.to_tensor();
   }
 };
 template <>
-struct Unbox<Tensor&> {  // mutable (out=, in-place) arguments
-  static Tensor& get(IValue& v, size_t i) {
+struct Unbox<TensorBase&> {  // mutable (out=, in-place) arguments
+  static TensorBase& get(IValue& v, size_t i) {
     expect(v.is_tensor(), i, "Tensor", v);
     return v.to_tensor_mut();
   }
 };
 template <>
-struct Unbox<std::optional<Tensor>> {
-  static std::optional<Tensor> get(IValue& v, size_t i) {
+struct Unbox<std::optional<TensorBase>> {
+  static std::optional<TensorBase> get(IValue& v, size_t i) {
     expect(v.is_none() || v.is_tensor(), i, "Tensor?", v);
     return v.to_optional_tensor();
   }
 };
 template <>
-struct Unbox<ArrayRef<Tensor>> {
-  static ArrayRef<Tensor> get(IValue& v, size_t i) {
+struct Unbox<ArrayRef<TensorBase>> {
+  static ArrayRef<TensorBase> get(IValue& v, size_t i) {
     expect(v.is_tensor_list(), i, "Tensor[]", v);
     return v.to_tensor_list();
   }
 };
 template <>
-struct Unbox<std::vector<Tensor>> {
-  static const std::vector<Tensor>& get(IValue& v, size_t i) {
+struct Unbox<std::vector<TensorBase>> {
+  static const std::vector<TensorBase>& get(IValue& v, size_t i) {
     expect(v.is_tensor_list(), i, "Tensor[]", v);
     return v.to_tensor_list();
   }
 };
 template <>
-struct Unbox<ArrayRef<std::optional<Tensor>>> {
-  static ArrayRef<std::optional<Tensor>> get(IValue& v, size_t i) {
+struct Unbox<ArrayRef<std::optional<TensorBase>>> {
+  static ArrayRef<std::optional<TensorBase>> get(IValue& v, size_t i) {
     expect(v.tag() == IValue::Tag::OptionalTensorList, i, "Tensor?[]", v);
     return v.to_optional_tensor_list();
   }
 };
 template <>
-struct Unbox<std::vector<std::optional<Tensor>>> {
-  static const std::vector<std::optional<Tensor>>& get(IValue& v, size_t i) {
+struct Unbox<std::vector<std::optional<TensorBase>>> {
+  static const std::vector<std::optional<TensorBase>>& get(IValue& v, size_t i) {
     expect(v.tag() == IValue::Tag::OptionalTensorList, i, "Tensor?[]", v);
     return v.to_optional_tensor_list();
   }
@@ -197,30 +197,30 @@ struct Unbox<std::vector<bool>> {
   }
 };
 template <class T>
-struct Unbox<std::optional<T>, std::enable_if_t<!std::is_same_v<T, Tensor>>> {
+struct Unbox<std::optional<T>, std::enable_if_t<!std::is_same_v<T, TensorBase>>> {
   static std::optional<std::decay_t<decltype(Unbox<T>::get(std::declval<IValue&>(), 0))>> get(IValue& v, size_t i) {
     if (v.is_none()) return std::nullopt;
     return Unbox<T>::get(v, i);
   }
 };
 
-// The Unbox for a parameter type: `const Tensor&` and `Tensor` read, `Tensor&` writes.
+// The Unbox for a parameter type: `const TensorBase&` and `TensorBase` read, `TensorBase&` writes.
 template <class A>
-using UnboxFor = std::conditional_t<std::is_same_v<A, Tensor&>, Unbox<Tensor&>, Unbox<std::decay_t<A>>>;
+using UnboxFor = std::conditional_t<std::is_same_v<A, TensorBase&>, Unbox<TensorBase&>, Unbox<std::decay_t<A>>>;
 
 // ----- C++ value -> IValue -----
 
 template <class T>
 IValue box(const T& value) {
   using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, ArrayRef<Tensor>> || std::is_same_v<D, ArrayRef<std::optional<Tensor>>> ||
+  if constexpr (std::is_same_v<D, ArrayRef<TensorBase>> || std::is_same_v<D, ArrayRef<std::optional<TensorBase>>> ||
                 std::is_same_v<D, IntArrayRef> || std::is_same_v<D, ArrayRef<double>>) {
     return IValue(value.vec());
   } else if constexpr (std::is_same_v<D, std::string_view>) {
     return IValue(std::string(value));
   } else if constexpr (std::is_same_v<D, Layout> || std::is_same_v<D, MemoryFormat>) {
     return IValue(static_cast<int64_t>(value));
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+  } else if constexpr (std::is_same_v<D, std::optional<TensorBase>>) {
     return IValue(value);
   } else if constexpr (IsOptional<D>::value) {
     return value ? box(*value) : IValue();
@@ -254,7 +254,7 @@ void run_unboxed_on_stack_impl(R (*fn)(OperatorKernel*, DispatchKeySet, A...), O
     fn(functor, ks, UnboxFor<A>::get(args[I], I)...);
     stack->erase(stack->end() - n, stack->end());
   } else {
-    Stack results;  // boxed while the arguments (which a Tensor& result may alias) are alive
+    Stack results;  // boxed while the arguments (which a TensorBase& result may alias) are alive
     push_results(results, fn(functor, ks, UnboxFor<A>::get(args[I], I)...));
     stack->erase(stack->end() - n, stack->end());
     for (IValue& r : results) stack->push_back(std::move(r));
@@ -271,7 +271,7 @@ void run_unboxed_on_stack(R (*fn)(OperatorKernel*, DispatchKeySet, A...), Operat
 
 template <class T>
 T pop_value(IValue& v, size_t i) {
-  if constexpr (std::is_same_v<T, Tensor>) {
+  if constexpr (std::is_same_v<T, TensorBase>) {
     expect(v.is_tensor(), i, "Tensor", v);
     return std::move(v.to_tensor_mut());
   } else {
@@ -279,11 +279,11 @@ T pop_value(IValue& v, size_t i) {
   }
 }
 
-// Index of the argument a `Tensor&` result refers to: self for in-place ops (first
+// Index of the argument a `TensorBase&` result refers to: self for in-place ops (first
 // parameter), otherwise the out= arguments, which come last.
 template <class... A>
 constexpr size_t mutable_tensor_arg(size_t nth_from_end) {
-  constexpr bool is_ref[] = {std::is_same_v<A, Tensor&>..., false};
+  constexpr bool is_ref[] = {std::is_same_v<A, TensorBase&>..., false};
   constexpr size_t n = sizeof...(A);
   if (n > 0 && is_ref[0] && nth_from_end == 0) return 0;
   for (size_t i = n; i-- > 0;) {
@@ -308,8 +308,8 @@ struct PopResults<void, A...> {
   }
 };
 template <class... A>
-struct PopResults<Tensor&, A...> {
-  static Tensor& get(Stack& stack, std::tuple<A&...>& args) {
+struct PopResults<TensorBase&, A...> {
+  static TensorBase& get(Stack& stack, std::tuple<A&...>& args) {
     constexpr size_t index = mutable_tensor_arg<A...>(0);
     static_assert(index < sizeof...(A), "a kernel returning Tensor& needs a Tensor& parameter");
     if (stack.size() != 1) result_count_error(1, stack.size());
@@ -328,10 +328,10 @@ struct PopResults<std::tuple<T...>, A...> {
   }
   template <class E, size_t I>
   static decltype(auto) element(Stack& stack, std::tuple<A&...>& args) {
-    if constexpr (std::is_same_v<E, Tensor&>) {
+    if constexpr (std::is_same_v<E, TensorBase&>) {
       constexpr size_t index = mutable_tensor_arg<A...>(sizeof...(T) - 1 - I);
       static_assert(index < sizeof...(A), "a kernel returning Tensor& needs Tensor& parameters");
-      return static_cast<Tensor&>(std::get<index>(args));
+      return static_cast<TensorBase&>(std::get<index>(args));
     } else {
       return pop_value<E>(stack[I], I);
     }

@@ -1,6 +1,6 @@
 // The C++ side of a kernel's signature: which schema types its parameters stand for, so a
 // registration can be checked against the operator's schema once instead of trusting it on
-// every call. `Tensor(const Tensor&, int64_t)` has argument kinds {Tensor, int} and returns {Tensor}.
+// every call. `TensorBase(const TensorBase&, int64_t)` has argument kinds {TensorBase, int} and returns {TensorBase}.
 #pragma once
 
 #include <optional>
@@ -61,11 +61,11 @@ struct CppKind;  // undefined for unsupported types: a compile error names the t
   struct CppKind<TYPE> {        \
     static std::string name() { return NAME; } \
   };
-OP_CPP_KIND(Tensor, "Tensor")
-OP_CPP_KIND(ArrayRef<Tensor>, "Tensor[]")
-OP_CPP_KIND(std::vector<Tensor>, "Tensor[]")
-OP_CPP_KIND(ArrayRef<std::optional<Tensor>>, "Tensor?[]")
-OP_CPP_KIND(std::vector<std::optional<Tensor>>, "Tensor?[]")
+OP_CPP_KIND(TensorBase, "Tensor")
+OP_CPP_KIND(ArrayRef<TensorBase>, "Tensor[]")
+OP_CPP_KIND(std::vector<TensorBase>, "Tensor[]")
+OP_CPP_KIND(ArrayRef<std::optional<TensorBase>>, "Tensor?[]")
+OP_CPP_KIND(std::vector<std::optional<TensorBase>>, "Tensor?[]")
 OP_CPP_KIND(int64_t, "int")
 OP_CPP_KIND(double, "float")
 OP_CPP_KIND(bool, "bool")

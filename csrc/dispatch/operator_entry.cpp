@@ -204,9 +204,9 @@ DispatchKeySet OperatorEntry::boxed_key_set(const Stack& stack) const {
   for (size_t i : tensor_arguments_) {
     const IValue& v = args[i];
     switch (v.tag()) {
-      case IValue::Tag::Tensor: ks = ks | v.to_tensor().key_set(); break;
+      case IValue::Tag::TensorBase: ks = ks | v.to_tensor().key_set(); break;
       case IValue::Tag::TensorList:
-        for (const Tensor& t : v.to_tensor_list()) ks = ks | t.key_set();
+        for (const TensorBase& t : v.to_tensor_list()) ks = ks | t.key_set();
         break;
       case IValue::Tag::OptionalTensorList:
         for (const auto& t : v.to_optional_tensor_list())

@@ -1,8 +1,8 @@
 // Handles to operators for calling them: OperatorHandle for boxed calls, and
 // TypedOperatorHandle<Ret(Args...)> for the typed fast path:
 //   static auto add = Dispatcher::singleton().find_op_or_throw("ns::add.Tensor")
-//                        .typed<Tensor(const Tensor&, const Tensor&, const Scalar&)>();
-//   Tensor out = add.call(a, b, 1);
+//                        .typed<TensorBase(const TensorBase&, const TensorBase&, const Scalar&)>();
+//   TensorBase out = add.call(a, b, 1);
 #pragma once
 
 #include <optional>
@@ -55,14 +55,14 @@ namespace detail {
 template <class T>
 void add_argument_keys(DispatchKeySet& ks, const T& arg) {
   using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, Tensor>) {
+  if constexpr (std::is_same_v<D, TensorBase>) {
     ks = ks | arg.key_set();
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+  } else if constexpr (std::is_same_v<D, std::optional<TensorBase>>) {
     if (arg) ks = ks | arg->key_set();
-  } else if constexpr (std::is_same_v<D, ArrayRef<Tensor>> || std::is_same_v<D, std::vector<Tensor>>) {
-    for (const Tensor& t : arg) ks = ks | t.key_set();
-  } else if constexpr (std::is_same_v<D, ArrayRef<std::optional<Tensor>>> ||
-                       std::is_same_v<D, std::vector<std::optional<Tensor>>>) {
+  } else if constexpr (std::is_same_v<D, ArrayRef<TensorBase>> || std::is_same_v<D, std::vector<TensorBase>>) {
+    for (const TensorBase& t : arg) ks = ks | t.key_set();
+  } else if constexpr (std::is_same_v<D, ArrayRef<std::optional<TensorBase>>> ||
+                       std::is_same_v<D, std::vector<std::optional<TensorBase>>>) {
     for (const auto& t : arg)
       if (t) ks = ks | t->key_set();
   }

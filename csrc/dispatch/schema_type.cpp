@@ -230,8 +230,8 @@ IValue default_ivalue(const Type& type, const std::string& text) {
     for (const auto& item : items) v.push_back(item == "True");
     return IValue(std::move(v));
   }
-  if (kind == "Tensor" && items.empty()) return IValue(std::vector<Tensor>{});
-  if (kind == "Tensor?" && items.empty()) return IValue(std::vector<std::optional<Tensor>>{});
+  if (kind == "Tensor" && items.empty()) return IValue(std::vector<TensorBase>{});
+  if (kind == "Tensor?" && items.empty()) return IValue(std::vector<std::optional<TensorBase>>{});
   fail(str("default '", text, "' of type ", type.str(), " is not supported by this runtime"));
 }
 
@@ -251,7 +251,7 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     return false;
   }
   switch (type.base_ty()) {
-    case BaseTy::Tensor: return tag == Tag::Tensor;
+    case BaseTy::TensorBase: return tag == Tag::TensorBase;
     case BaseTy::Int:
     case BaseTy::SymInt:
     case BaseTy::DeviceIndex:

@@ -43,29 +43,29 @@ ScalarType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& st
 
 }  // namespace
 
-Tensor native::arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
+TensorBase native::arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
                                  std::optional<ScalarType> dtype, std::optional<Layout> layout,
                                  std::optional<Device> device, std::optional<bool> pin_memory) {
   const int64_t length = arange_length(start, end, step);
-  Tensor out = op::empty({length}, dtype.value_or(arange_dtype(start, end, step)), layout, device, pin_memory);
+  TensorBase out = op::empty({length}, dtype.value_or(arange_dtype(start, end, step)), layout, device, pin_memory);
   op::arange_outf(start, end, step, out);
   return out;
 }
 
-Tensor native::arange_start(const Scalar& start, const Scalar& end, std::optional<ScalarType> dtype,
+TensorBase native::arange_start(const Scalar& start, const Scalar& end, std::optional<ScalarType> dtype,
                             std::optional<Layout> layout, std::optional<Device> device,
                             std::optional<bool> pin_memory) {
   return native::arange_start_step(start, end, 1, dtype, layout, device, pin_memory);
 }
 
-Tensor native::arange(const Scalar& end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::arange(const Scalar& end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                       std::optional<Device> device, std::optional<bool> pin_memory) {
   return native::arange_start_step(0, end, 1, dtype, layout, device, pin_memory);
 }
 
-Tensor& native::arange_out(const Scalar& end, Tensor& out) { return op::arange_outf(0, end, 1, out); }
+TensorBase& native::arange_out(const Scalar& end, TensorBase& out) { return op::arange_outf(0, end, 1, out); }
 
-Tensor& native::arange_start_out(const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out) {
+TensorBase& native::arange_start_out(const Scalar& start, const Scalar& end, const Scalar& step, TensorBase& out) {
   OP_CHECK(out.dtype() != ScalarType::Bool, "arange: a bool output is not supported");
   const int64_t length = arange_length(start, end, step);
   if (out.sizes() != IntArrayRef({length})) host::resize_(out, {length});
@@ -73,9 +73,9 @@ Tensor& native::arange_start_out(const Scalar& start, const Scalar& end, const S
   if (out.is_contiguous()) {
     native::arange_stub(out.device().type(), out, start, step);
   } else {  // the loops write contiguous memory
-    Tensor values = op::empty({length}, out.dtype(), std::nullopt, out.device());
+    TensorBase values = op::empty({length}, out.dtype(), std::nullopt, out.device());
     native::arange_stub(out.device().type(), values, start, step);
-    out.copy_(values);
+    ops::copy_::call(out, values, false);
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // Binary arithmetic: add, sub, mul, div (true division), maximum, minimum, pow. meta()
 // broadcasts and promotes through TensorIteratorBase; impl() runs the device's loop (a stub).
-// The Scalar overloads wrap the number in a 0-d tensor and call the Tensor operator.
+// The Scalar overloads wrap the number in a 0-d tensor and call the TensorBase operator.
 #include "core/error.h"
 #include "core/scalar.h"
 #include "core/scalar_type.h"
@@ -46,111 +46,111 @@ void check_integral_power(const char* op_name, ScalarType base, const Scalar& ex
 
 // ----- add / sub -----
 
-void meta::structured_add_Tensor::meta(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+void meta::structured_add_Tensor::meta(const TensorBase& self, const TensorBase& other, const Scalar& alpha) {
   build_borrowing_binary_op(maybe_get_output(), self, other, "add");
   check_alpha("add", common_dtype(), alpha);
 }
 
-void native::structured_add_out::impl(const Tensor&, const Tensor&, const Scalar& alpha, const Tensor&) {
+void native::structured_add_out::impl(const TensorBase&, const TensorBase&, const Scalar& alpha, const TensorBase&) {
   add_stub(device().type(), *this, alpha);
 }
 
-void meta::structured_sub_Tensor::meta(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+void meta::structured_sub_Tensor::meta(const TensorBase& self, const TensorBase& other, const Scalar& alpha) {
   OP_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
            "sub: subtraction with bool tensors is not supported; use logical_xor (or logical_not to invert a mask)");
   build_borrowing_binary_op(maybe_get_output(), self, other, "sub");
   check_alpha("sub", common_dtype(), alpha);
 }
 
-void native::structured_sub_out::impl(const Tensor&, const Tensor&, const Scalar& alpha, const Tensor&) {
+void native::structured_sub_out::impl(const TensorBase&, const TensorBase&, const Scalar& alpha, const TensorBase&) {
   add_stub(device().type(), *this, negated(alpha));
 }
 
-Tensor native::add_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+TensorBase native::add_scalar(const TensorBase& self, const Scalar& other, const Scalar& alpha) {
   return op::add(self, wrapped_number(other, self), alpha);
 }
 
-Tensor& native::add_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
-  return self.add_(wrapped_number(other, self), alpha);
+TensorBase& native::add_scalar_(TensorBase& self, const Scalar& other, const Scalar& alpha) {
+  return ops::add__Tensor::call(self, wrapped_number(other, self), alpha);
 }
 
 // A bool number is rejected like a bool tensor, though its wrapper may take self's dtype.
-Tensor native::sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+TensorBase native::sub_scalar(const TensorBase& self, const Scalar& other, const Scalar& alpha) {
   OP_CHECK(!other.is_bool(), "sub: subtraction with bool tensors is not supported; use logical_xor");
   return op::sub(self, wrapped_number(other, self), alpha);
 }
 
-Tensor& native::sub_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+TensorBase& native::sub_scalar_(TensorBase& self, const Scalar& other, const Scalar& alpha) {
   OP_CHECK(!other.is_bool(), "sub: subtraction with bool tensors is not supported; use logical_xor");
-  return self.sub_(wrapped_number(other, self), alpha);
+  return ops::sub__Tensor::call(self, wrapped_number(other, self), alpha);
 }
 
 // ----- mul / div -----
 
-void meta::structured_mul_Tensor::meta(const Tensor& self, const Tensor& other) {
+void meta::structured_mul_Tensor::meta(const TensorBase& self, const TensorBase& other) {
   build_borrowing_binary_op(maybe_get_output(), self, other, "mul");
 }
 
-void native::structured_mul_out::impl(const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_mul_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {
   mul_stub(device().type(), *this);
 }
 
-Tensor native::mul_scalar(const Tensor& self, const Scalar& other) { return op::mul(self, wrapped_number(other, self)); }
+TensorBase native::mul_scalar(const TensorBase& self, const Scalar& other) { return op::mul(self, wrapped_number(other, self)); }
 
-Tensor& native::mul_scalar_(Tensor& self, const Scalar& other) { return self.mul_(wrapped_number(other, self)); }
+TensorBase& native::mul_scalar_(TensorBase& self, const Scalar& other) { return ops::mul__Tensor::call(self, wrapped_number(other, self)); }
 
-void meta::structured_div_Tensor::meta(const Tensor& self, const Tensor& other) {
+void meta::structured_div_Tensor::meta(const TensorBase& self, const TensorBase& other) {
   build_borrowing_binary_float_op(maybe_get_output(), self, other, "div");
 }
 
-void native::structured_div_out::impl(const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_div_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {
   div_true_stub(device().type(), *this);
 }
 
-Tensor native::div_scalar(const Tensor& self, const Scalar& other) { return op::div(self, wrapped_number(other, self)); }
+TensorBase native::div_scalar(const TensorBase& self, const Scalar& other) { return op::div(self, wrapped_number(other, self)); }
 
-Tensor& native::div_scalar_(Tensor& self, const Scalar& other) { return self.div_(wrapped_number(other, self)); }
+TensorBase& native::div_scalar_(TensorBase& self, const Scalar& other) { return ops::div__Tensor::call(self, wrapped_number(other, self)); }
 
 // ----- maximum / minimum: NaN wins -----
 
-void meta::structured_maximum::meta(const Tensor& self, const Tensor& other) {
+void meta::structured_maximum::meta(const TensorBase& self, const TensorBase& other) {
   build_borrowing_binary_op(maybe_get_output(), self, other, "maximum");
 }
 
-void native::structured_maximum_out::impl(const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_maximum_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {
   maximum_stub(device().type(), *this);
 }
 
-void meta::structured_minimum::meta(const Tensor& self, const Tensor& other) {
+void meta::structured_minimum::meta(const TensorBase& self, const TensorBase& other) {
   build_borrowing_binary_op(maybe_get_output(), self, other, "minimum");
 }
 
-void native::structured_minimum_out::impl(const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_minimum_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {
   minimum_stub(device().type(), *this);
 }
 
 // ----- pow -----
 
-void meta::structured_pow_Tensor_Tensor::meta(const Tensor& self, const Tensor& exponent) {
+void meta::structured_pow_Tensor_Tensor::meta(const TensorBase& self, const TensorBase& exponent) {
   build_borrowing_binary_op(maybe_get_output(), self, exponent, "pow");
   OP_CHECK(common_dtype() != ScalarType::Bool, "pow: not supported for bool tensors (both base and exponent are bool)");
 }
 
-void native::structured_pow_Tensor_Tensor_out::impl(const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_pow_Tensor_Tensor_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {
   pow_tensor_stub(device().type(), *this);
 }
 
-Tensor native::pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
+TensorBase native::pow_tensor_scalar(const TensorBase& self, const Scalar& exponent) {
   check_integral_power("pow", self.dtype(), exponent);
   return op::pow(self, wrapped_number(exponent, self));
 }
 
-Tensor& native::pow_scalar_(Tensor& self, const Scalar& exponent) {
+TensorBase& native::pow_scalar_(TensorBase& self, const Scalar& exponent) {
   check_integral_power("pow", self.dtype(), exponent);
-  return self.pow_(wrapped_number(exponent, self));
+  return ops::pow__Tensor::call(self, wrapped_number(exponent, self));
 }
 
-Tensor native::pow_scalar_tensor(const Scalar& self, const Tensor& exponent) {
+TensorBase native::pow_scalar_tensor(const Scalar& self, const TensorBase& exponent) {
   return op::pow(wrapped_number(self, exponent), exponent);
 }
 

@@ -6,9 +6,9 @@
 
 namespace op {
 
-Tensor native::clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
-  Tensor result = op::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt, memory_format);
-  result.copy_(self);
+TensorBase native::clone(const TensorBase& self, std::optional<MemoryFormat> memory_format) {
+  TensorBase result = op::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt, memory_format);
+  ops::copy_::call(result, self, false);
   return result;
 }
 

@@ -23,17 +23,17 @@ namespace op {
 
 // Six operators that differ only in name and stub.
 #define OP_DEFINE_COMPARISON(NAME)                                                                   \
-  void meta::structured_##NAME##_Tensor::meta(const Tensor& self, const Tensor& other) {             \
+  void meta::structured_##NAME##_Tensor::meta(const TensorBase& self, const TensorBase& other) {             \
     build_borrowing_comparison_op(maybe_get_output(), self, other, #NAME);                           \
   }                                                                                                  \
-  void native::structured_##NAME##_Tensor_out::impl(const Tensor&, const Tensor&, const Tensor&) {   \
+  void native::structured_##NAME##_Tensor_out::impl(const TensorBase&, const TensorBase&, const TensorBase&) {   \
     NAME##_stub(device().type(), *this);                                                             \
   }                                                                                                  \
-  Tensor native::NAME##_scalar(const Tensor& self, const Scalar& other) {                            \
+  TensorBase native::NAME##_scalar(const TensorBase& self, const Scalar& other) {                            \
     return op::NAME(self, wrapped_number(other, self));                                              \
   }                                                                                                  \
-  Tensor& native::NAME##_scalar_(Tensor& self, const Scalar& other) {                                \
-    return self.NAME##_(wrapped_number(other, self));                                                \
+  TensorBase& native::NAME##_scalar_(TensorBase& self, const Scalar& other) {                                \
+    return ops::NAME##__Tensor::call(self, wrapped_number(other, self));                                            \
   }
 
 OP_DEFINE_COMPARISON(eq)
@@ -47,22 +47,22 @@ OP_DEFINE_COMPARISON(ge)
 
 // ----- where -----
 
-void meta::structured_where_self::meta(const Tensor& condition, const Tensor& self, const Tensor& other) {
+void meta::structured_where_self::meta(const TensorBase& condition, const TensorBase& self, const TensorBase& other) {
   OP_CHECK(condition.defined() && condition.dtype() == ScalarType::Bool,
            "where: expected condition to be a bool tensor, but got a tensor with dtype ",
            condition.defined() ? to_string(condition.dtype()) : "undefined");
   build_borrowing_select_op(maybe_get_output(), condition, self, other, "where");
 }
 
-void native::structured_where_self_out::impl(const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
+void native::structured_where_self_out::impl(const TensorBase&, const TensorBase&, const TensorBase&, const TensorBase&) {
   where_stub(device().type(), *this);
 }
 
-Tensor native::where_scalar_other(const Tensor& condition, const Tensor& self, const Scalar& other) {
+TensorBase native::where_scalar_other(const TensorBase& condition, const TensorBase& self, const Scalar& other) {
   return op::where(condition, self, wrapped_number(other, self));
 }
 
-Tensor native::where_scalar_self(const Tensor& condition, const Scalar& self, const Tensor& other) {
+TensorBase native::where_scalar_self(const TensorBase& condition, const Scalar& self, const TensorBase& other) {
   return op::where(condition, wrapped_number(self, other), other);
 }
 

@@ -11,14 +11,14 @@ namespace op {
 
 namespace {
 
-bool same_elements(const Tensor& a, const Tensor& b) {
+bool same_elements(const TensorBase& a, const TensorBase& b) {
   return a.is_alias_of(b) && a.storage_offset() == b.storage_offset() && a.sizes() == b.sizes() &&
          a.strides() == b.strides() && a.dtype() == b.dtype();
 }
 
 }  // namespace
 
-Tensor& native::copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+TensorBase& native::copy_(TensorBase& self, const TensorBase& src, bool non_blocking) {
   (void)non_blocking;  // the copies here are synchronous
   OP_CHECK(self.defined() && src.defined(), "copy_: undefined tensor");
   OP_CHECK(broadcasts_to(src.sizes(), self.sizes()), "copy_: src of shape ", str_list(src.sizes()),
@@ -26,7 +26,7 @@ Tensor& native::copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   if (self.is_meta()) return self;  // nothing to write; the shapes were all there was to check
   OP_CHECK(!src.is_meta(), "copy_: cannot copy out of a meta tensor; it has no data");
   if (self.numel() == 0 || same_elements(self, src)) return self;
-  const Tensor from = src.sizes() == self.sizes() ? src : host::expand(src, self.sizes());
+  const TensorBase from = src.sizes() == self.sizes() ? src : host::expand(src, self.sizes());
   const bool on_cuda = self.device().type() == DeviceType::CUDA || src.device().type() == DeviceType::CUDA;
   copy_stub(on_cuda ? DeviceType::CUDA : DeviceType::CPU, self, from);
   return self;

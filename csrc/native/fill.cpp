@@ -35,7 +35,7 @@ bool fits(const Scalar& value) {
   }
 }
 
-void check_fill_value(const Tensor& self, const Scalar& value) {
+void check_fill_value(const TensorBase& self, const Scalar& value) {
   bool ok = true;
   switch (self.dtype()) {
     case ScalarType::Bool: ok = true; break;
@@ -50,17 +50,17 @@ void check_fill_value(const Tensor& self, const Scalar& value) {
 
 }  // namespace
 
-Tensor& native::fill_(Tensor& self, const Scalar& value) {
+TensorBase& native::fill_(TensorBase& self, const Scalar& value) {
   check_fill_value(self, value);
   if (self.numel() > 0) fill_stub(self.device().type(), self, value);
   return self;
 }
 
-Tensor& native::fill_meta_(Tensor& self, const Scalar& value) {
+TensorBase& native::fill_meta_(TensorBase& self, const Scalar& value) {
   check_fill_value(self, value);
   return self;
 }
 
-Tensor& native::zero_(Tensor& self) { return op::fill_(self, 0); }
+TensorBase& native::zero_(TensorBase& self) { return op::fill_(self, 0); }
 
 }  // namespace op

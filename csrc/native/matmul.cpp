@@ -28,11 +28,11 @@ std::vector<int64_t> concat(IntArrayRef a, IntArrayRef b) {
 }
 
 // All but the last `keep` sizes.
-IntArrayRef leading_dims(const Tensor& t, int64_t keep) {
+IntArrayRef leading_dims(const TensorBase& t, int64_t keep) {
   return IntArrayRef(t.sizes().data(), static_cast<size_t>(t.dim() - keep));
 }
 
-void check_operands(const Tensor& self, const Tensor& other) {
+void check_operands(const TensorBase& self, const TensorBase& other) {
   OP_CHECK(self.defined() && other.defined(), "matmul: undefined tensor");
   OP_CHECK(self.dim() >= 1 && other.dim() >= 1, "matmul: both arguments need at least 1 dimension, but they have ",
            self.dim(), " and ", other.dim());
@@ -47,20 +47,20 @@ void check_operands(const Tensor& self, const Tensor& other) {
 
 // n-d (n >= 3) @ 1-d or 2-d: every row of every batch meets the same matrix, so one mm on
 // self reshaped to [rows, K] does it.
-Tensor folded_matmul(const Tensor& self, const Tensor& other) {
+TensorBase folded_matmul(const TensorBase& self, const TensorBase& other) {
   const bool vector = other.dim() == 1;
   std::vector<int64_t> shape(leading_dims(self, 1).begin(), leading_dims(self, 1).end());
-  const Tensor rows = op::reshape(self, {numel_of(shape), self.size(-1)});
-  const Tensor product = op::mm(rows, vector ? op::unsqueeze(other, 1) : other);
+  const TensorBase rows = op::reshape(self, {numel_of(shape), self.size(-1)});
+  const TensorBase product = op::mm(rows, vector ? op::unsqueeze(other, 1) : other);
   if (!vector) shape.push_back(other.size(1));
   return op::reshape(product, shape);
 }
 
 // Broadcast batch dimensions: expand both sides to the common batch shape, flatten it into
 // one dimension for bmm, and unflatten the result.
-Tensor batched_matmul(const Tensor& self, const Tensor& other) {
-  const Tensor a = self.dim() == 1 ? op::unsqueeze(self, 0) : self;     // [..., M, K]
-  const Tensor b = other.dim() == 1 ? op::unsqueeze(other, 1) : other;  // [..., K, N]
+TensorBase batched_matmul(const TensorBase& self, const TensorBase& other) {
+  const TensorBase a = self.dim() == 1 ? op::unsqueeze(self, 0) : self;     // [..., M, K]
+  const TensorBase b = other.dim() == 1 ? op::unsqueeze(other, 1) : other;  // [..., K, N]
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   std::vector<int64_t> batch;
   try {
@@ -70,8 +70,8 @@ Tensor batched_matmul(const Tensor& self, const Tensor& other) {
              str_list(other.sizes()), " cannot be broadcast together");
   }
   const int64_t batches = numel_of(batch);
-  const Tensor a3 = op::reshape(a.expand(concat(batch, {M, K})), {batches, M, K});
-  const Tensor b3 = op::reshape(b.expand(concat(batch, {K, N})), {batches, K, N});
+  const TensorBase a3 = op::reshape(ops::expand::call(a, concat(batch, {M, K}), false), {batches, M, K});
+  const TensorBase b3 = op::reshape(ops::expand::call(b, concat(batch, {K, N}), false), {batches, K, N});
   std::vector<int64_t> shape = batch;
   if (self.dim() > 1) shape.push_back(M);
   if (other.dim() > 1) shape.push_back(N);
@@ -80,7 +80,7 @@ Tensor batched_matmul(const Tensor& self, const Tensor& other) {
 
 }  // namespace
 
-Tensor native::matmul(const Tensor& self, const Tensor& other) {
+TensorBase native::matmul(const TensorBase& self, const TensorBase& other) {
   check_operands(self, other);
   const int64_t a = self.dim(), b = other.dim();
   if (a == 2 && b == 2) return op::mm(self, other);
@@ -91,16 +91,16 @@ Tensor native::matmul(const Tensor& self, const Tensor& other) {
   return batched_matmul(self, other);
 }
 
-Tensor& native::matmul_out(const Tensor& self, const Tensor& other, Tensor& out) {
+TensorBase& native::matmul_out(const TensorBase& self, const TensorBase& other, TensorBase& out) {
   check_operands(self, other);
   OP_CHECK(out.defined(), "matmul: out= is undefined");
   OP_CHECK(out.dtype() == self.dtype(), "matmul: expected out= to have dtype ", to_string(self.dtype()),
            ", but got ", to_string(out.dtype()));
   if (self.dim() == 2 && other.dim() == 2) return op::mm_out(out, self, other);
   // Other shapes compute into a new tensor first, so out may even alias an input.
-  const Tensor result = native::matmul(self, other);
+  const TensorBase result = native::matmul(self, other);
   impl::resize_out(out, result.sizes(), {}, TensorOptions(result.dtype()).with_device(result.device()));
-  out.copy_(result);
+  ops::copy_::call(out, result, false);
   return out;
 }
 

@@ -15,7 +15,7 @@ void check_sizes_and_strides(IntArrayRef size, IntArrayRef stride, const char* w
     OP_CHECK(s >= 0, what, ": negative stride ", s, " in ", str_list(stride), " is not supported");
 }
 
-bool is_contiguous_as(const Tensor& t, MemoryFormat format) {
+bool is_contiguous_as(const TensorBase& t, MemoryFormat format) {
   switch (format) {
     case MemoryFormat::Preserve: return true;
     case MemoryFormat::Contiguous: return t.is_contiguous();
@@ -32,7 +32,7 @@ bool is_contiguous_as(const Tensor& t, MemoryFormat format) {
   return false;
 }
 
-MemoryFormat resolve_memory_format(const Tensor& t, std::optional<MemoryFormat> format) {
+MemoryFormat resolve_memory_format(const TensorBase& t, std::optional<MemoryFormat> format) {
   if (format && *format != MemoryFormat::Preserve) return *format;
   if (!t.is_contiguous()) {
     for (MemoryFormat channels_last : {MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d})
@@ -41,16 +41,16 @@ MemoryFormat resolve_memory_format(const Tensor& t, std::optional<MemoryFormat> 
   return MemoryFormat::Contiguous;
 }
 
-Tensor allocate_empty(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format,
+TensorBase allocate_empty(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format,
                       Device where) {
   const std::vector<int64_t> strides =
       strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
-  return Tensor::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return TensorBase::empty_strided(size, strides, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
 }
 
-Tensor allocate_empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype, Device where) {
+TensorBase allocate_empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype, Device where) {
   check_sizes_and_strides(size, stride, "empty_strided");
-  return Tensor::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
+  return TensorBase::empty_strided(size, stride, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(where));
 }
 
 }  // namespace op::native

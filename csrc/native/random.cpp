@@ -23,13 +23,13 @@ void check_floating(ScalarType dtype, const char* what) {
   OP_CHECK(is_floating(dtype), what, ": expected a floating point dtype, got ", to_string(dtype));
 }
 
-void check_uniform_args(const Tensor& self, double from, double to) {
+void check_uniform_args(const TensorBase& self, double from, double to) {
   check_floating(self.dtype(), "uniform_");
   OP_CHECK(from <= to, "uniform_: expected from <= to, got from=", from, " and to=", to);
   OP_CHECK(std::isfinite(to - from), "uniform_: the range [", from, ", ", to, ") must be finite");
 }
 
-void check_normal_args(const Tensor& self, double mean, double std) {
+void check_normal_args(const TensorBase& self, double mean, double std) {
   check_floating(self.dtype(), "normal_");
   OP_CHECK(std::isfinite(mean), "normal_: mean must be finite, got ", mean);
   OP_CHECK(std::isfinite(std) && std >= 0, "normal_: std must be finite and >= 0, got ", std);
@@ -37,7 +37,7 @@ void check_normal_args(const Tensor& self, double mean, double std) {
 
 // Reserves self.numel() draws from the generator passed in, or the default one of self's
 // device type; a generator must belong to that device type.
-Generator::Draws reserve_draws(const Tensor& self, const std::optional<Generator>& generator, const char* what) {
+Generator::Draws reserve_draws(const TensorBase& self, const std::optional<Generator>& generator, const char* what) {
   const DeviceType type = self.device().type();
   Generator gen = generator ? *generator : default_generator(type);
   OP_CHECK(gen.device().type() == type, what, ": the generator is for device ", gen.device().str(),
@@ -47,7 +47,7 @@ Generator::Draws reserve_draws(const Tensor& self, const std::optional<Generator
 
 }  // namespace
 
-Tensor& native::uniform_(Tensor& self, double from, double to, const std::optional<Generator>& generator) {
+TensorBase& native::uniform_(TensorBase& self, double from, double to, const std::optional<Generator>& generator) {
   check_uniform_args(self, from, to);
   if (self.numel() == 0) return self;
   const Generator::Draws draws = reserve_draws(self, generator, "uniform_");
@@ -55,13 +55,13 @@ Tensor& native::uniform_(Tensor& self, double from, double to, const std::option
   return self;
 }
 
-Tensor& native::uniform_meta_(Tensor& self, double from, double to, const std::optional<Generator>& generator) {
+TensorBase& native::uniform_meta_(TensorBase& self, double from, double to, const std::optional<Generator>& generator) {
   (void)generator;  // nothing is drawn for a tensor without data
   check_uniform_args(self, from, to);
   return self;
 }
 
-Tensor& native::normal_(Tensor& self, double mean, double std, const std::optional<Generator>& generator) {
+TensorBase& native::normal_(TensorBase& self, double mean, double std, const std::optional<Generator>& generator) {
   check_normal_args(self, mean, std);
   if (self.numel() == 0) return self;
   const Generator::Draws draws = reserve_draws(self, generator, "normal_");
@@ -69,24 +69,24 @@ Tensor& native::normal_(Tensor& self, double mean, double std, const std::option
   return self;
 }
 
-Tensor& native::normal_meta_(Tensor& self, double mean, double std, const std::optional<Generator>& generator) {
+TensorBase& native::normal_meta_(TensorBase& self, double mean, double std, const std::optional<Generator>& generator) {
   (void)generator;
   check_normal_args(self, mean, std);
   return self;
 }
 
-Tensor native::rand(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
+TensorBase native::rand(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
                     std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory) {
   check_floating(dtype.value_or(ScalarType::Float32), "rand");
-  Tensor t = op::empty(size, dtype, layout, device, pin_memory);
-  return t.uniform_(0, 1, generator);
+  TensorBase t = op::empty(size, dtype, layout, device, pin_memory);
+  return ops::uniform_::call(t, 0, 1, generator);
 }
 
-Tensor native::randn(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
+TensorBase native::randn(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
                      std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory) {
   check_floating(dtype.value_or(ScalarType::Float32), "randn");
-  Tensor t = op::empty(size, dtype, layout, device, pin_memory);
-  return t.normal_(0, 1, generator);
+  TensorBase t = op::empty(size, dtype, layout, device, pin_memory);
+  return ops::normal_::call(t, 0, 1, generator);
 }
 
 }  // namespace op

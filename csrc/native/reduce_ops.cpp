@@ -24,7 +24,7 @@ namespace {
 
 // Which of self's dimensions a reduction folds: the listed ones, or all of them when the
 // list is absent or empty. A 0-d tensor accepts dim 0 and -1 (and reduces nothing).
-std::vector<bool> reduced_dims(const Tensor& self, std::optional<IntArrayRef> dims, const char* op_name) {
+std::vector<bool> reduced_dims(const TensorBase& self, std::optional<IntArrayRef> dims, const char* op_name) {
   const int64_t n = self.dim();
   std::vector<bool> reduced(static_cast<size_t>(n), !dims || dims->empty());
   if (!dims) return reduced;
@@ -41,7 +41,7 @@ std::vector<bool> reduced_dims(const Tensor& self, std::optional<IntArrayRef> di
   return reduced;
 }
 
-std::vector<int64_t> reduced_shape(const Tensor& self, const std::vector<bool>& reduced, bool keepdim) {
+std::vector<int64_t> reduced_shape(const TensorBase& self, const std::vector<bool>& reduced, bool keepdim) {
   std::vector<int64_t> shape;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (!reduced[d])
@@ -53,7 +53,7 @@ std::vector<int64_t> reduced_shape(const Tensor& self, const std::vector<bool>& 
 }
 
 // max/min/argmax have no value for an empty set.
-void check_nonempty_reduction(const Tensor& self, const std::vector<bool>& reduced, const char* op_name) {
+void check_nonempty_reduction(const TensorBase& self, const std::vector<bool>& reduced, const char* op_name) {
   for (int64_t d = 0; d < self.dim(); ++d)
     OP_CHECK(!reduced[d] || self.size(d) != 0, op_name, ": cannot reduce over dimension ", d,
              " of size 0 (input of shape ", str_list(self.sizes()), "); the operation has no identity");
@@ -61,20 +61,20 @@ void check_nonempty_reduction(const Tensor& self, const std::vector<bool>& reduc
 
 // An out= tensor (maybe_get_output() of an out= call) must have the result dtype and must not
 // share memory with the input, whose values it would overwrite while they are being read.
-void check_out(const Tensor& out, const Tensor& self, ScalarType result, const char* op_name) {
+void check_out(const TensorBase& out, const TensorBase& self, ScalarType result, const char* op_name) {
   if (!out.defined()) return;
   OP_CHECK(out.dtype() == result, op_name, ": expected out= to have dtype ", to_string(result), ", but got ",
            to_string(out.dtype()));
   OP_CHECK(!out.is_alias_of(self), op_name, ": out= shares memory with the input; pass a separate tensor");
 }
 
-TensorOptions result_options(const Tensor& self, ScalarType dtype) {
+TensorOptions result_options(const TensorBase& self, ScalarType dtype) {
   return TensorOptions(dtype).with_device(self.device());
 }
 
 // out (shape reduced_shape(self, reduced, keepdim)) viewed with self's rank: size 1 along the
 // reduced dimensions. This is what the stubs write through.
-Tensor result_view(const Tensor& out, const Tensor& self, const std::vector<bool>& reduced) {
+TensorBase result_view(const TensorBase& out, const TensorBase& self, const std::vector<bool>& reduced) {
   if (out.dim() == self.dim()) return out;  // keepdim, or nothing reduced
   std::vector<int64_t> sizes, strides;
   int64_t next = 0;  // out's dimension matching the next kept dimension of self
@@ -92,16 +92,16 @@ Tensor result_view(const Tensor& out, const Tensor& self, const std::vector<bool
 }
 
 // self in another dtype, converted by the device's copy loop (no-op when it already matches).
-Tensor converted(const Tensor& self, ScalarType dtype) {
+TensorBase converted(const TensorBase& self, ScalarType dtype) {
   if (self.dtype() == dtype) return self;
-  Tensor result = Tensor::empty(self.sizes(), result_options(self, dtype));
+  TensorBase result = TensorBase::empty(self.sizes(), result_options(self, dtype));
   native::copy_stub(self.device().type(), result, self);
   return result;
 }
 
 // Runs a reduction stub: out is the out= tensor, already shaped and typed by meta().
 template <class Stub>
-void run_reduction(const Stub& stub, const Tensor& out, const Tensor& self, const std::vector<bool>& reduced,
+void run_reduction(const Stub& stub, const TensorBase& out, const TensorBase& self, const std::vector<bool>& reduced,
                    ScalarType input_dtype) {
   if (out.numel() == 0) return;
   stub(out.device().type(), result_view(out, self, reduced), converted(self, input_dtype));
@@ -109,7 +109,7 @@ void run_reduction(const Stub& stub, const Tensor& out, const Tensor& self, cons
 
 // sum: an explicit dtype wins, then an out= tensor's dtype; integers and bools sum to int64
 // so they do not overflow their own type.
-ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype, const Tensor& out) {
+ScalarType sum_dtype(const TensorBase& self, std::optional<ScalarType> dtype, const TensorBase& out) {
   if (dtype) return *dtype;
   if (out.defined()) return out.dtype();
   return is_integral(self.dtype(), /*include_bool=*/true) ? ScalarType::Int64 : self.dtype();
@@ -117,7 +117,7 @@ ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype, const 
 
 // mean divides, so it needs a floating type: the explicit dtype, or self's. Integer inputs
 // without a dtype are an error rather than a silent choice.
-ScalarType mean_dtype(const Tensor& self, std::optional<ScalarType> dtype, const Tensor& out) {
+ScalarType mean_dtype(const TensorBase& self, std::optional<ScalarType> dtype, const TensorBase& out) {
   const ScalarType input = dtype.value_or(self.dtype());
   OP_CHECK(is_floating(input), "mean: could not infer output dtype. The input dtype must be floating point, but got ",
            to_string(input), "; pass dtype= (e.g. dtype=float32) to choose one");
@@ -127,7 +127,7 @@ ScalarType mean_dtype(const Tensor& self, std::optional<ScalarType> dtype, const
 }
 
 // argmax(dim=None) flattens: every dimension is reduced and the index counts row-major.
-std::vector<bool> argmax_dims(const Tensor& self, std::optional<int64_t> dim) {
+std::vector<bool> argmax_dims(const TensorBase& self, std::optional<int64_t> dim) {
   if (!dim) return std::vector<bool>(static_cast<size_t>(self.dim()), true);
   const int64_t d = *dim;
   return reduced_dims(self, IntArrayRef(&d, 1), "argmax");
@@ -137,7 +137,7 @@ std::vector<bool> argmax_dims(const Tensor& self, std::optional<int64_t> dim) {
 
 // ----- sum -----
 
-void meta::structured_sum_dim_IntList::meta(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+void meta::structured_sum_dim_IntList::meta(const TensorBase& self, std::optional<IntArrayRef> dim, bool keepdim,
                                             std::optional<ScalarType> dtype) {
   OP_CHECK(self.defined(), "sum: self is undefined");
   const std::vector<bool> reduced = reduced_dims(self, dim, "sum");
@@ -146,19 +146,19 @@ void meta::structured_sum_dim_IntList::meta(const Tensor& self, std::optional<In
   set_output_contiguous(0, reduced_shape(self, reduced, keepdim), result_options(self, result));
 }
 
-void native::structured_sum_out::impl(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
-                                      std::optional<ScalarType> dtype, const Tensor& out) {
+void native::structured_sum_out::impl(const TensorBase& self, std::optional<IntArrayRef> dim, bool keepdim,
+                                      std::optional<ScalarType> dtype, const TensorBase& out) {
   (void)keepdim, (void)dtype;  // meta() shaped and typed out
   run_reduction(sum_stub, out, self, reduced_dims(self, dim, "sum"), out.dtype());
 }
 
-Tensor native::sum(const Tensor& self, std::optional<ScalarType> dtype) {
+TensorBase native::sum(const TensorBase& self, std::optional<ScalarType> dtype) {
   return op::sum(self, std::optional<IntArrayRef>(), /*keepdim=*/false, dtype);
 }
 
 // ----- mean -----
 
-void meta::structured_mean_dim::meta(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+void meta::structured_mean_dim::meta(const TensorBase& self, std::optional<IntArrayRef> dim, bool keepdim,
                                      std::optional<ScalarType> dtype) {
   OP_CHECK(self.defined(), "mean: self is undefined");
   const std::vector<bool> reduced = reduced_dims(self, dim, "mean");
@@ -167,19 +167,19 @@ void meta::structured_mean_dim::meta(const Tensor& self, std::optional<IntArrayR
   set_output_contiguous(0, reduced_shape(self, reduced, keepdim), result_options(self, result));
 }
 
-void native::structured_mean_out::impl(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
-                                       std::optional<ScalarType> dtype, const Tensor& out) {
+void native::structured_mean_out::impl(const TensorBase& self, std::optional<IntArrayRef> dim, bool keepdim,
+                                       std::optional<ScalarType> dtype, const TensorBase& out) {
   (void)keepdim, (void)dtype;
   run_reduction(mean_stub, out, self, reduced_dims(self, dim, "mean"), out.dtype());
 }
 
-Tensor native::mean(const Tensor& self, std::optional<ScalarType> dtype) {
+TensorBase native::mean(const TensorBase& self, std::optional<ScalarType> dtype) {
   return op::mean(self, std::optional<IntArrayRef>(), /*keepdim=*/false, dtype);
 }
 
 // ----- amax / amin: dim=[] reduces everything -----
 
-void meta::structured_amax::meta(const Tensor& self, IntArrayRef dim, bool keepdim) {
+void meta::structured_amax::meta(const TensorBase& self, IntArrayRef dim, bool keepdim) {
   OP_CHECK(self.defined(), "amax: self is undefined");
   const std::vector<bool> reduced = reduced_dims(self, dim, "amax");
   check_nonempty_reduction(self, reduced, "amax");
@@ -187,12 +187,12 @@ void meta::structured_amax::meta(const Tensor& self, IntArrayRef dim, bool keepd
   set_output_contiguous(0, reduced_shape(self, reduced, keepdim), result_options(self, self.dtype()));
 }
 
-void native::structured_amax_out::impl(const Tensor& self, IntArrayRef dim, bool keepdim, const Tensor& out) {
+void native::structured_amax_out::impl(const TensorBase& self, IntArrayRef dim, bool keepdim, const TensorBase& out) {
   (void)keepdim;
   run_reduction(amax_stub, out, self, reduced_dims(self, dim, "amax"), out.dtype());
 }
 
-void meta::structured_amin::meta(const Tensor& self, IntArrayRef dim, bool keepdim) {
+void meta::structured_amin::meta(const TensorBase& self, IntArrayRef dim, bool keepdim) {
   OP_CHECK(self.defined(), "amin: self is undefined");
   const std::vector<bool> reduced = reduced_dims(self, dim, "amin");
   check_nonempty_reduction(self, reduced, "amin");
@@ -200,14 +200,14 @@ void meta::structured_amin::meta(const Tensor& self, IntArrayRef dim, bool keepd
   set_output_contiguous(0, reduced_shape(self, reduced, keepdim), result_options(self, self.dtype()));
 }
 
-void native::structured_amin_out::impl(const Tensor& self, IntArrayRef dim, bool keepdim, const Tensor& out) {
+void native::structured_amin_out::impl(const TensorBase& self, IntArrayRef dim, bool keepdim, const TensorBase& out) {
   (void)keepdim;
   run_reduction(amin_stub, out, self, reduced_dims(self, dim, "amin"), out.dtype());
 }
 
 // ----- argmax: int64 indices; dim=None gives the index into the flattened tensor -----
 
-void meta::structured_argmax::meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+void meta::structured_argmax::meta(const TensorBase& self, std::optional<int64_t> dim, bool keepdim) {
   OP_CHECK(self.defined(), "argmax: self is undefined");
   const std::vector<bool> reduced = argmax_dims(self, dim);
   check_nonempty_reduction(self, reduced, "argmax");
@@ -216,8 +216,8 @@ void meta::structured_argmax::meta(const Tensor& self, std::optional<int64_t> di
   set_output_contiguous(0, reduced_shape(self, reduced, keepdim), result_options(self, ScalarType::Int64));
 }
 
-void native::structured_argmax_out::impl(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                                         const Tensor& out) {
+void native::structured_argmax_out::impl(const TensorBase& self, std::optional<int64_t> dim, bool keepdim,
+                                         const TensorBase& out) {
   (void)keepdim;
   run_reduction(argmax_stub, out, self, argmax_dims(self, dim), self.dtype());
 }

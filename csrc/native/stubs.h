@@ -42,7 +42,7 @@ OP_DECLARE_STUB(clamp_stub, void(TensorIteratorBase&, const std::optional<Scalar
 // ----- reductions: `result` has self's rank, size 1 along the reduced dimensions (a view of
 // the out= tensor); self already has result's dtype (argmax: any dtype, result int64). The
 // dimensions reduced are those where result has size 1 and self does not.
-using ReduceFn = void(const Tensor& result, const Tensor& self);
+using ReduceFn = void(const TensorBase& result, const TensorBase& self);
 OP_DECLARE_STUB(sum_stub, ReduceFn);
 OP_DECLARE_STUB(mean_stub, ReduceFn);
 OP_DECLARE_STUB(amax_stub, ReduceFn);
@@ -52,19 +52,19 @@ OP_DECLARE_STUB(argmax_stub, ReduceFn);  // index of the first maximum along the
 // ----- linear algebra: batched 3-d matrices of one dtype, out [B,M,N] = beta * bias + alpha *
 // (a [B,M,K] @ b [B,K,N]); bias is undefined (beta ignored) or expanded to out's shape; out
 // does not overlap a, b or bias.
-OP_DECLARE_STUB(gemm_stub, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+OP_DECLARE_STUB(gemm_stub, void(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias,
                                 const Scalar& beta, const Scalar& alpha));
 
 // ----- factories and data movement.
-OP_DECLARE_STUB(fill_stub, void(const Tensor& self, const Scalar& value));
+OP_DECLARE_STUB(fill_stub, void(const TensorBase& self, const Scalar& value));
 // out[i] = start + i * step, out contiguous and 1-d.
-OP_DECLARE_STUB(arange_stub, void(const Tensor& out, const Scalar& start, const Scalar& step));
+OP_DECLARE_STUB(arange_stub, void(const TensorBase& out, const Scalar& start, const Scalar& step));
 // Counter-based random numbers: element i (row-major) draws from stream (seed, offset + i), so
 // CPU and CUDA give the same values and a generator advances by numel per call.
-OP_DECLARE_STUB(uniform_stub, void(const Tensor& self, double from, double to, uint64_t seed, uint64_t offset));
-OP_DECLARE_STUB(normal_stub, void(const Tensor& self, double mean, double std, uint64_t seed, uint64_t offset));
+OP_DECLARE_STUB(uniform_stub, void(const TensorBase& self, double from, double to, uint64_t seed, uint64_t offset));
+OP_DECLARE_STUB(normal_stub, void(const TensorBase& self, double mean, double std, uint64_t seed, uint64_t offset));
 // dst and src have the same shape (src already broadcast); dtypes may differ. The CUDA entry
 // handles every copy with a CUDA side (host to device, device to host, device to device).
-OP_DECLARE_STUB(copy_stub, void(const Tensor& dst, const Tensor& src));
+OP_DECLARE_STUB(copy_stub, void(const TensorBase& dst, const TensorBase& src));
 
 }  // namespace op::native

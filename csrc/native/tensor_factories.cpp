@@ -36,7 +36,7 @@ ScalarType dtype_of_value(const Scalar& value) {
 
 }  // namespace
 
-Tensor native::empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                           std::optional<Device> device, std::optional<bool> pin_memory,
                           std::optional<MemoryFormat> memory_format) {
   // Whatever device was asked for, reaching the Meta kernel means a meta tensor (e.g. under a
@@ -45,54 +45,54 @@ Tensor native::empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std
   check_meta_options(layout, pin_memory, "empty");
   const std::vector<int64_t> strides =
       strides_for_memory_format(size, memory_format.value_or(MemoryFormat::Contiguous), "empty");
-  return Tensor::empty_strided(size, strides, meta_options(dtype));
+  return TensorBase::empty_strided(size, strides, meta_options(dtype));
 }
 
-Tensor native::empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+TensorBase native::empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                   std::optional<Layout> layout, std::optional<Device> device,
                                   std::optional<bool> pin_memory) {
   (void)device;
   check_meta_options(layout, pin_memory, "empty_strided");
   check_sizes_and_strides(size, stride, "empty_strided");
-  return Tensor::empty_strided(size, stride, meta_options(dtype));
+  return TensorBase::empty_strided(size, stride, meta_options(dtype));
 }
 
-Tensor native::zeros(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::zeros(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                      std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor t = op::empty(size, dtype, layout, device, pin_memory);
+  TensorBase t = op::empty(size, dtype, layout, device, pin_memory);
   return op::fill_(t, 0);
 }
 
-Tensor native::ones(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::ones(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                     std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor t = op::empty(size, dtype, layout, device, pin_memory);
+  TensorBase t = op::empty(size, dtype, layout, device, pin_memory);
   return op::fill_(t, 1);
 }
 
-Tensor native::full(IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType> dtype,
+TensorBase native::full(IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType> dtype,
                     std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor t = op::empty(size, dtype.value_or(dtype_of_value(fill_value)), layout, device, pin_memory);
+  TensorBase t = op::empty(size, dtype.value_or(dtype_of_value(fill_value)), layout, device, pin_memory);
   return op::fill_(t, fill_value);
 }
 
-Tensor native::empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::empty_like(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                           std::optional<Device> device, std::optional<bool> pin_memory,
                           std::optional<MemoryFormat> memory_format) {
   return op::empty(self.sizes(), dtype.value_or(self.dtype()), layout, device.value_or(self.device()), pin_memory,
                    resolve_memory_format(self, memory_format));
 }
 
-Tensor native::zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::zeros_like(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                           std::optional<Device> device, std::optional<bool> pin_memory,
                           std::optional<MemoryFormat> memory_format) {
-  Tensor t = native::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  TensorBase t = native::empty_like(self, dtype, layout, device, pin_memory, memory_format);
   return op::fill_(t, 0);
 }
 
-Tensor native::ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::ones_like(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                          std::optional<Device> device, std::optional<bool> pin_memory,
                          std::optional<MemoryFormat> memory_format) {
-  Tensor t = native::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  TensorBase t = native::empty_like(self, dtype, layout, device, pin_memory, memory_format);
   return op::fill_(t, 1);
 }
 

@@ -16,7 +16,7 @@ bool same_device(Device a, Device b) {
   return a.type() == b.type() && (!a.has_index() || !b.has_index() || a.index() == b.index());
 }
 
-bool already_converted(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+bool already_converted(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                        std::optional<Device> device, std::optional<MemoryFormat> memory_format) {
   return (!dtype || *dtype == self.dtype()) && (!layout || *layout == Layout::Strided) &&
          (!device || same_device(*device, self.device())) &&
@@ -25,15 +25,15 @@ bool already_converted(const Tensor& self, std::optional<ScalarType> dtype, std:
 
 }  // namespace
 
-Tensor native::_to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::_to_copy(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                         std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                         std::optional<MemoryFormat> memory_format) {
-  Tensor result = op::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.copy_(self, non_blocking);
+  TensorBase result = op::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  ops::copy_::call(result, self, non_blocking);
   return result;
 }
 
-Tensor native::to(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::to(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                   std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking, bool copy,
                   std::optional<MemoryFormat> memory_format) {
   if (!copy && !pin_memory.value_or(false) && already_converted(self, dtype, layout, device, memory_format))
@@ -41,12 +41,12 @@ Tensor native::to(const Tensor& self, std::optional<ScalarType> dtype, std::opti
   return op::_to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
 }
 
-Tensor native::to(const Tensor& self, Device device, ScalarType dtype, bool non_blocking, bool copy,
+TensorBase native::to(const TensorBase& self, Device device, ScalarType dtype, bool non_blocking, bool copy,
                   std::optional<MemoryFormat> memory_format) {
   return native::to(self, dtype, std::nullopt, device, std::nullopt, non_blocking, copy, memory_format);
 }
 
-Tensor native::to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
+TensorBase native::to(const TensorBase& self, ScalarType dtype, bool non_blocking, bool copy,
                   std::optional<MemoryFormat> memory_format) {
   return native::to(self, dtype, std::nullopt, std::nullopt, std::nullopt, non_blocking, copy, memory_format);
 }

@@ -25,33 +25,33 @@ namespace op {
 
 namespace {
 
-void check_not_bool(const Tensor& self, const char* op_name) {
+void check_not_bool(const TensorBase& self, const char* op_name) {
   OP_CHECK(!self.defined() || self.dtype() != ScalarType::Bool, op_name, ": bool tensors are not supported");
 }
 
 }  // namespace
 
-void meta::structured_neg::meta(const Tensor& self) {
+void meta::structured_neg::meta(const TensorBase& self) {
   OP_CHECK(!self.defined() || self.dtype() != ScalarType::Bool,
            "neg: bool tensors cannot be negated; use logical_not to invert a mask");
   build_borrowing_unary_op(maybe_get_output(), self, "neg");
 }
 
-void native::structured_neg_out::impl(const Tensor&, const Tensor&) { neg_stub(device().type(), *this); }
+void native::structured_neg_out::impl(const TensorBase&, const TensorBase&) { neg_stub(device().type(), *this); }
 
-void meta::structured_abs::meta(const Tensor& self) {
+void meta::structured_abs::meta(const TensorBase& self) {
   check_not_bool(self, "abs");
   build_borrowing_unary_op(maybe_get_output(), self, "abs");
 }
 
-void native::structured_abs_out::impl(const Tensor&, const Tensor&) { abs_stub(device().type(), *this); }
+void native::structured_abs_out::impl(const TensorBase&, const TensorBase&) { abs_stub(device().type(), *this); }
 
 // The float functions: one meta() and impl() each.
 #define OP_DEFINE_FLOAT_UNARY(NAME)                                                    \
-  void meta::structured_##NAME::meta(const Tensor& self) {                             \
+  void meta::structured_##NAME::meta(const TensorBase& self) {                             \
     build_borrowing_unary_float_op(maybe_get_output(), self, #NAME);                   \
   }                                                                                    \
-  void native::structured_##NAME##_out::impl(const Tensor&, const Tensor&) {           \
+  void native::structured_##NAME##_out::impl(const TensorBase&, const TensorBase&) {           \
     NAME##_stub(device().type(), *this);                                               \
   }
 
@@ -67,7 +67,7 @@ OP_DEFINE_FLOAT_UNARY(sigmoid)
 
 // ----- clamp: the bounds promote like Python numbers (int32 tensor, min=0.5 -> float32) -----
 
-void meta::structured_clamp::meta(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+void meta::structured_clamp::meta(const TensorBase& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   OP_CHECK(min.has_value() || max.has_value(), "clamp: at least one of 'min' or 'max' must not be None");
   std::vector<Scalar> bounds;
   if (min) bounds.push_back(*min);
@@ -76,19 +76,19 @@ void meta::structured_clamp::meta(const Tensor& self, const std::optional<Scalar
   OP_CHECK(common_dtype() != ScalarType::Bool, "clamp: bool tensors are not supported");
 }
 
-void native::structured_clamp_out::impl(const Tensor&, const std::optional<Scalar>& min, const std::optional<Scalar>& max,
-                                        const Tensor&) {
+void native::structured_clamp_out::impl(const TensorBase&, const std::optional<Scalar>& min, const std::optional<Scalar>& max,
+                                        const TensorBase&) {
   clamp_stub(device().type(), *this, min, max);
 }
 
 // ----- relu: clamp from below at 0, for every device clamp supports -----
 
-Tensor native::relu(const Tensor& self) {
+TensorBase native::relu(const TensorBase& self) {
   check_not_bool(self, "relu");
   return op::clamp(self, Scalar(0), std::nullopt);
 }
 
-Tensor& native::relu_(Tensor& self) {
+TensorBase& native::relu_(TensorBase& self) {
   check_not_bool(self, "relu_");
   return op::clamp_(self, Scalar(0), std::nullopt);
 }

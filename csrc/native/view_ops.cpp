@@ -29,7 +29,7 @@ namespace {
 
 // dim in [-n, n) -> [0, n), or an error naming the operator. A 0-d tensor accepts 0 and -1,
 // as if it were 1-d (squeeze(x, 0) and transpose(x, 0, -1) are no-ops on it).
-int64_t wrap_dim(const Tensor& self, int64_t dim, const char* what) {
+int64_t wrap_dim(const TensorBase& self, int64_t dim, const char* what) {
   const int64_t n = std::max<int64_t>(self.dim(), 1);
   OP_CHECK(dim >= -n && dim < n, what, ": dimension ", dim, " is out of range for a ", self.dim(),
            "-d tensor (expected a dimension in [", -n, ", ", n - 1, "])");
@@ -37,9 +37,9 @@ int64_t wrap_dim(const Tensor& self, int64_t dim, const char* what) {
 }
 
 // A view with self's own metadata: what a no-op view returns (still a new tensor handle).
-Tensor alias(const Tensor& self) { return host::as_strided(self, self.sizes(), self.strides()); }
+TensorBase alias(const TensorBase& self) { return host::as_strided(self, self.sizes(), self.strides()); }
 
-Tensor drop_dims(const Tensor& self, const std::vector<bool>& drop) {
+TensorBase drop_dims(const TensorBase& self, const std::vector<bool>& drop) {
   std::vector<int64_t> sizes, strides;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (drop[d]) continue;
@@ -51,9 +51,9 @@ Tensor drop_dims(const Tensor& self, const std::vector<bool>& drop) {
 
 }  // namespace
 
-Tensor native::view(const Tensor& self, IntArrayRef size) { return host::view(self, size); }
+TensorBase native::view(const TensorBase& self, IntArrayRef size) { return host::view(self, size); }
 
-Tensor native::as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+TensorBase native::as_strided(const TensorBase& self, IntArrayRef size, IntArrayRef stride,
                           std::optional<int64_t> storage_offset) {
   const int64_t offset = storage_offset.value_or(self.storage_offset());
   check_sizes_and_strides(size, stride, "as_strided");
@@ -68,20 +68,20 @@ Tensor native::as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stri
   return host::as_strided(self, size, stride, offset);
 }
 
-Tensor native::transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+TensorBase native::transpose(const TensorBase& self, int64_t dim0, int64_t dim1) {
   dim0 = wrap_dim(self, dim0, "transpose");
   dim1 = wrap_dim(self, dim1, "transpose");
   if (self.dim() == 0) return alias(self);
   return host::transpose(self, dim0, dim1);
 }
 
-Tensor native::t(const Tensor& self) {
+TensorBase native::t(const TensorBase& self) {
   OP_CHECK(self.dim() <= 2, "t: expects a tensor with at most 2 dimensions, got ", self.dim(),
            "-d; use transpose(dim0, dim1) or permute");
   return self.dim() < 2 ? alias(self) : host::transpose(self, 0, 1);
 }
 
-Tensor native::permute(const Tensor& self, IntArrayRef dims) {
+TensorBase native::permute(const TensorBase& self, IntArrayRef dims) {
   OP_CHECK(static_cast<int64_t>(dims.size()) == self.dim(), "permute: ", dims.size(), " dims ", str_list(dims),
            " given for a ", self.dim(), "-d tensor");
   std::vector<int64_t> sizes, strides;
@@ -96,7 +96,7 @@ Tensor native::permute(const Tensor& self, IntArrayRef dims) {
   return host::as_strided(self, sizes, strides);
 }
 
-Tensor native::expand(const Tensor& self, IntArrayRef size, bool implicit) {
+TensorBase native::expand(const TensorBase& self, IntArrayRef size, bool implicit) {
   (void)implicit;  // only autograd cares whether the expansion was implicit
   const size_t lead = size.size() >= static_cast<size_t>(self.dim()) ? size.size() - self.dim() : 0;
   for (size_t d = 0; d < lead; ++d)
@@ -105,20 +105,20 @@ Tensor native::expand(const Tensor& self, IntArrayRef size, bool implicit) {
   return host::expand(self, size);
 }
 
-Tensor native::squeeze(const Tensor& self) {
+TensorBase native::squeeze(const TensorBase& self) {
   std::vector<bool> drop(self.dim());
   for (int64_t d = 0; d < self.dim(); ++d) drop[d] = self.size(d) == 1;
   return drop_dims(self, drop);
 }
 
-Tensor native::squeeze_dim(const Tensor& self, int64_t dim) {
+TensorBase native::squeeze_dim(const TensorBase& self, int64_t dim) {
   const int64_t d = wrap_dim(self, dim, "squeeze");
   std::vector<bool> drop(self.dim(), false);
   if (self.dim() > 0) drop[d] = self.size(d) == 1;
   return drop_dims(self, drop);
 }
 
-Tensor native::squeeze_dims(const Tensor& self, IntArrayRef dim) {
+TensorBase native::squeeze_dims(const TensorBase& self, IntArrayRef dim) {
   std::vector<bool> drop(self.dim(), false), seen(std::max<int64_t>(self.dim(), 1), false);
   for (int64_t d : dim) {
     const int64_t w = wrap_dim(self, d, "squeeze");
@@ -129,14 +129,14 @@ Tensor native::squeeze_dims(const Tensor& self, IntArrayRef dim) {
   return drop_dims(self, drop);
 }
 
-Tensor native::unsqueeze(const Tensor& self, int64_t dim) {
+TensorBase native::unsqueeze(const TensorBase& self, int64_t dim) {
   const int64_t n = self.dim() + 1;
   OP_CHECK(dim >= -n && dim < n, "unsqueeze: dimension ", dim, " is out of range for a ", self.dim(),
            "-d tensor (expected a dimension in [", -n, ", ", n - 1, "])");
   return host::unsqueeze(self, dim);
 }
 
-Tensor native::select(const Tensor& self, int64_t dim, int64_t index) {
+TensorBase native::select(const TensorBase& self, int64_t dim, int64_t index) {
   OP_CHECK(self.dim() > 0, "select: cannot select from a 0-d tensor");
   const int64_t d = wrap_dim(self, dim, "select");
   const int64_t n = self.size(d);
@@ -145,7 +145,7 @@ Tensor native::select(const Tensor& self, int64_t dim, int64_t index) {
   return host::select(self, d, index);
 }
 
-Tensor native::slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+TensorBase native::slice(const TensorBase& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                      int64_t step) {
   OP_CHECK(self.dim() > 0, "slice: cannot slice a 0-d tensor");
   const int64_t d = wrap_dim(self, dim, "slice");
@@ -153,13 +153,13 @@ Tensor native::slice(const Tensor& self, int64_t dim, std::optional<int64_t> sta
   return host::slice(self, d, start.value_or(0), end.value_or(std::numeric_limits<int64_t>::max()), step);
 }
 
-Tensor native::reshape(const Tensor& self, IntArrayRef shape) {
+TensorBase native::reshape(const TensorBase& self, IntArrayRef shape) {
   const std::vector<int64_t> sizes = host::infer_size(shape, self.numel(), "reshape");
-  if (host::view_strides(self.sizes(), self.strides(), sizes)) return self.view(sizes);
-  return op::clone(self, MemoryFormat::Contiguous).view(sizes);
+  if (host::view_strides(self.sizes(), self.strides(), sizes)) return ops::view::call(self, sizes);
+  return ops::view::call(op::clone(self, MemoryFormat::Contiguous), sizes);
 }
 
-Tensor native::contiguous(const Tensor& self, MemoryFormat memory_format) {
+TensorBase native::contiguous(const TensorBase& self, MemoryFormat memory_format) {
   OP_CHECK(memory_format != MemoryFormat::Preserve,
            "contiguous: memory format preserve_format is not supported; pass contiguous_format or channels_last");
   if (is_contiguous_as(self, memory_format)) return self;

@@ -1,5 +1,5 @@
 // Scalar overloads of pointwise operators (add.Scalar, eq.Scalar, where.ScalarOther, ...) wrap
-// the number in a 0-d cpu tensor and call the Tensor overload. The wrapper's dtype makes it
+// the number in a 0-d cpu tensor and call the TensorBase overload. The wrapper's dtype makes it
 // promote exactly like a Python number would (see wrapped_number_type), and a 0-d cpu tensor
 // joins operands on any device.
 #pragma once
@@ -11,8 +11,8 @@
 namespace op::native {
 
 // `number` as a 0-d tensor to combine with `partner`.
-inline Tensor wrapped_number(const Scalar& number, const Tensor& partner) {
-  return Tensor::scalar_tensor(number, TensorOptions(wrapped_number_type(number, partner.dtype())));
+inline TensorBase wrapped_number(const Scalar& number, const TensorBase& partner) {
+  return TensorBase::scalar_tensor(number, TensorOptions(wrapped_number_type(number, partner.dtype())));
 }
 
 }  // namespace op::native

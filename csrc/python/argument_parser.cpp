@@ -127,7 +127,7 @@ py::object ArgumentParser::results(const op::Stack& stack, const std::vector<PyO
   auto one = [&](size_t i) -> py::object {
     const int alias = i < return_aliases_.size() ? return_aliases_[i] : -1;
     if (alias >= 0 && given[alias] != nullptr && stack[i].is_tensor()) {
-      const op::Tensor* passed = as_tensor(given[alias]);
+      const op::TensorBase* passed = as_tensor(given[alias]);
       if (passed && passed->unsafe_impl() == stack[i].to_tensor().unsafe_impl())
         return py::reinterpret_borrow<py::object>(given[alias]);
     }

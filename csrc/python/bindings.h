@@ -8,7 +8,7 @@ namespace opy {
 namespace py = pybind11;
 
 void init_dtypes(py::module_& m);      // dtype_bindings.cpp: opdispatch.float32, ...
-void init_tensor(py::module_& m);      // tensor_bindings.cpp: Tensor, numpy interop, factories
+void init_tensor(py::module_& m);      // tensor_bindings.cpp: TensorBase, numpy interop, factories
 void init_operators(py::module_& m);   // operator_bindings.cpp: calling operators
 void init_library(py::module_& m);     // library_bindings.cpp: Library, Python kernels
 void init_dispatcher(py::module_& m);  // dispatcher_bindings.cpp: introspection, key sets, guards

@@ -85,8 +85,8 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
     return true;
   }
   switch (base) {
-    case BaseTy::Tensor: {
-      const op::Tensor* t = as_tensor(obj);
+    case BaseTy::TensorBase: {
+      const op::TensorBase* t = as_tensor(obj);
       if (t == nullptr) return false;
       out = IValue(*t);
       return true;
@@ -154,23 +154,23 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
 }
 
 // The element kind of a list type, as the boxed representation sees it.
-enum class ListKind { Tensor, OptionalTensor, Int, Float, Bool, Unsupported };
+enum class ListKind { TensorBase, OptionalTensor, Int, Float, Bool, Unsupported };
 
 ListKind list_kind(const Type& elem) {
-  if (elem.is_optional() && elem.elem().is_base() && elem.elem().base_ty() == BaseTy::Tensor)
+  if (elem.is_optional() && elem.elem().is_base() && elem.elem().base_ty() == BaseTy::TensorBase)
     return ListKind::OptionalTensor;
   if (!elem.is_base()) return ListKind::Unsupported;
   BaseTy b = elem.base_ty();
-  if (b == BaseTy::Tensor) return ListKind::Tensor;
+  if (b == BaseTy::TensorBase) return ListKind::TensorBase;
   if (b == BaseTy::Int || b == BaseTy::SymInt || b == BaseTy::DeviceIndex) return ListKind::Int;
   if (b == BaseTy::Float) return ListKind::Float;
   if (b == BaseTy::Bool || b == BaseTy::SymBool) return ListKind::Bool;
   return ListKind::Unsupported;
 }
 
-// One element of a Tensor list: false when the item is not a Tensor.
-bool tensor_item(py::handle h, op::Tensor& t) {
-  const op::Tensor* p = as_tensor(h);
+// One element of a TensorBase list: false when the item is not a TensorBase.
+bool tensor_item(py::handle h, op::TensorBase& t) {
+  const op::TensorBase* p = as_tensor(h);
   if (p) t = *p;
   return p != nullptr;
 }
@@ -205,17 +205,17 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
   bool ok = false;
   std::string ignored;
   switch (kind) {
-    case ListKind::Tensor: {
-      std::vector<op::Tensor> v;
+    case ListKind::TensorBase: {
+      std::vector<op::TensorBase> v;
       ok = convert_items(o, n, v, tensor_item, bad);
       if (ok) out = IValue(std::move(v));
       break;
     }
     case ListKind::OptionalTensor: {
-      std::vector<std::optional<op::Tensor>> v;
-      ok = convert_items(o, n, v, [](py::handle h, std::optional<op::Tensor>& t) {
+      std::vector<std::optional<op::TensorBase>> v;
+      ok = convert_items(o, n, v, [](py::handle h, std::optional<op::TensorBase>& t) {
         if (h.is_none()) return true;
-        op::Tensor value;
+        op::TensorBase value;
         if (!tensor_item(h, value)) return false;
         t = std::move(value);
         return true;
@@ -292,7 +292,7 @@ py::list list_of(const std::vector<T>& items, F&& each) {
   return out;
 }
 
-py::object tensor_or_none(const op::Tensor& t) { return wrap_tensor(t); }
+py::object tensor_or_none(const op::TensorBase& t) { return wrap_tensor(t); }
 
 py::object scalar_object(const op::Scalar& s) {
   if (s.is_bool()) return py::bool_(s.to<bool>());
@@ -306,11 +306,11 @@ py::object to_python(const IValue& v, const Type* type) {
   using Tag = IValue::Tag;
   switch (v.tag()) {
     case Tag::None: return py::none();
-    case Tag::Tensor: return tensor_or_none(v.to_tensor());
+    case Tag::TensorBase: return tensor_or_none(v.to_tensor());
     case Tag::TensorList: return list_of(v.to_tensor_list(), tensor_or_none);
     case Tag::OptionalTensorList:
       return list_of(v.to_optional_tensor_list(),
-                     [](const std::optional<op::Tensor>& t) { return t ? tensor_or_none(*t) : py::none(); });
+                     [](const std::optional<op::TensorBase>& t) { return t ? tensor_or_none(*t) : py::none(); });
     case Tag::Int:
       if (type && type->innermost() == BaseTy::Float && !type->is_list()) return py::float_(v.to_double());
       return py::int_(v.to_int());

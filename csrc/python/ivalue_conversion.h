@@ -1,5 +1,5 @@
 // Python values <-> IValues, driven by the schema type of the argument or result:
-// to_ivalue() checks and converts one Python object for a Type (Tensor, Tensor?, Tensor[],
+// to_ivalue() checks and converts one Python object for a Type (TensorBase, TensorBase?, TensorBase[],
 // int/SymInt, float, bool, str, Scalar, int[] (or one int for int[N]), ScalarType, Device, Generator and
 // optionals of those); to_python() converts a boxed value back.
 #pragma once

@@ -1,4 +1,4 @@
-// opdispatch.Tensor: attributes and numpy interop (from_numpy shares memory with the array,
+// opdispatch.TensorBase: attributes and numpy interop (from_numpy shares memory with the array,
 // numpy() copies), plus host-side helpers the Python package builds on (_host_to, _host_full).
 // The operator methods (x.add, x.to, x.clone, ...), the arithmetic dunders and printing are
 // installed by the package (opdispatch/tensor.py, printing.py) from the operator table.
@@ -25,7 +25,7 @@ void init_overload_sets(py::module_& m);  // overload_set.cpp: _C._OverloadSet, 
 namespace {
 
 using op::ScalarType;
-using op::Tensor;
+using op::TensorBase;
 
 constexpr std::array<ScalarType, op::kNumScalarTypes> kAllTypes = {
     ScalarType::Bool, ScalarType::Int32, ScalarType::Int64, ScalarType::Float32, ScalarType::Float64};
@@ -57,7 +57,7 @@ void release_array(PyObject* array) {
   PyGILState_Release(state);
 }
 
-void check_numpy_readable(const Tensor& t) {
+void check_numpy_readable(const TensorBase& t) {
   if (t.device().is_cpu()) return;
   if (t.is_meta())
     throw py::type_error("can't convert a meta tensor to numpy: meta tensors have shape and dtype but no data");
@@ -65,29 +65,29 @@ void check_numpy_readable(const Tensor& t) {
                        "' to numpy; copy it to the cpu first with .to('cpu')");
 }
 
-py::array to_numpy(const Tensor& t) {
+py::array to_numpy(const TensorBase& t) {
   check_numpy_readable(t);
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   py::array out(numpy_dtype(t.dtype()), shape);
   if (t.numel() > 0) {
-    Tensor c = op::host::contiguous(t);
+    TensorBase c = op::host::contiguous(t);
     std::memcpy(out.mutable_data(), c.data_ptr(), static_cast<size_t>(c.numel()) * c.itemsize());
   }
   return out;
 }
 
 // A new tensor holding a copy of the array's values.
-Tensor copy_from_numpy(const py::array& array, ScalarType dtype) {
+TensorBase copy_from_numpy(const py::array& array, ScalarType dtype) {
   py::array c = py::module_::import("numpy").attr("asarray")(array, py::arg("order") = "C");
   std::vector<int64_t> sizes(c.shape(), c.shape() + c.ndim());
-  Tensor t = Tensor::empty(sizes, dtype);
+  TensorBase t = TensorBase::empty(sizes, dtype);
   if (t.numel() > 0) std::memcpy(t.data_ptr(), c.data(), static_cast<size_t>(t.numel()) * t.itemsize());
   return t;
 }
 
 // A tensor over the array's memory (the array stays alive while any view of it does).
 // Read-only arrays are copied: kernels may write to their inputs.
-Tensor from_numpy(const py::array& array, bool copy) {
+TensorBase from_numpy(const py::array& array, bool copy) {
   const ScalarType dtype = scalar_type_of(array.dtype());
   if (copy || !array.writeable()) return copy_from_numpy(array, dtype);
   const int64_t itemsize = static_cast<int64_t>(op::element_size(dtype));
@@ -117,7 +117,7 @@ Tensor from_numpy(const py::array& array, bool copy) {
   Py_INCREF(keep);
   op::Storage storage = op::Storage::from_external(data, static_cast<size_t>(span * itemsize), op::Device(),
                                                    [keep](void*) { release_array(keep); });
-  return Tensor::from_storage(std::move(storage), sizes, strides, 0, dtype);
+  return TensorBase::from_storage(std::move(storage), sizes, strides, 0, dtype);
 }
 
 std::vector<int64_t> sizes_from(py::handle size) {
@@ -154,9 +154,9 @@ py::object scalar_object(const op::Scalar& s) {
   return py::float_(s.to<double>());
 }
 
-Tensor host_to(const Tensor& t, py::handle dtype, py::handle device) {
+TensorBase host_to(const TensorBase& t, py::handle dtype, py::handle device) {
   op::TensorOptions options = options_from(dtype, device);
-  Tensor out = t;
+  TensorBase out = t;
   if (options.device) out = op::host::to(out, *options.device);
   if (options.dtype) out = op::host::to(out, *options.dtype);
   return out;
@@ -165,31 +165,31 @@ Tensor host_to(const Tensor& t, py::handle dtype, py::handle device) {
 }  // namespace
 
 void init_tensor(py::module_& m) {
-  py::class_<Tensor>(m, "Tensor", "A strided tensor (create one with opdispatch.tensor, from_numpy or a factory such as zeros).")
-      .def_property_readonly("shape", [](const Tensor& t) { return int_tuple(t.sizes()); })
-      .def_property_readonly("strides", [](const Tensor& t) { return int_tuple(t.strides()); },
+  py::class_<TensorBase>(m, "Tensor", "A strided tensor (create one with opdispatch.tensor, from_numpy or a factory such as zeros).")
+      .def_property_readonly("shape", [](const TensorBase& t) { return int_tuple(t.sizes()); })
+      .def_property_readonly("strides", [](const TensorBase& t) { return int_tuple(t.strides()); },
                              "Strides in elements (numpy's are in bytes).")
-      .def_property_readonly("storage_offset", &Tensor::storage_offset)
-      .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
-      .def_property_readonly("device", [](const Tensor& t) { return t.device().str(); })
-      .def_property_readonly("ndim", &Tensor::dim)
-      .def("dim", &Tensor::dim)
-      .def("numel", &Tensor::numel)
-      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+      .def_property_readonly("storage_offset", &TensorBase::storage_offset)
+      .def_property_readonly("dtype", [](const TensorBase& t) { return dtype_object(t.dtype()); })
+      .def_property_readonly("device", [](const TensorBase& t) { return t.device().str(); })
+      .def_property_readonly("ndim", &TensorBase::dim)
+      .def("dim", &TensorBase::dim)
+      .def("numel", &TensorBase::numel)
+      .def("size", [](const TensorBase& t, py::object dim) -> py::object {
         if (dim.is_none()) return int_tuple(t.sizes());
         return py::int_(t.size(dim.cast<int64_t>()));
       }, py::arg("dim") = py::none())
-      .def("is_contiguous", &Tensor::is_contiguous)
-      .def("is_alias_of", &Tensor::is_alias_of, "Whether both tensors view the same storage.")
-      .def("equal", [](const Tensor& a, const Tensor& b) { return op::host::equal(a, b); }, "Same sizes and values.")
+      .def("is_contiguous", &TensorBase::is_contiguous)
+      .def("is_alias_of", &TensorBase::is_alias_of, "Whether both tensors view the same storage.")
+      .def("equal", [](const TensorBase& a, const TensorBase& b) { return op::host::equal(a, b); }, "Same sizes and values.")
       .def("numpy", &to_numpy, "A numpy array holding a copy of the values (cpu tensors only).")
-      .def("__array__", [](const Tensor& t, py::object dtype, py::object) -> py::object {
+      .def("__array__", [](const TensorBase& t, py::object dtype, py::object) -> py::object {
         py::array a = to_numpy(t);
         return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-      .def("tolist", [](const Tensor& t) { return to_numpy(t).attr("tolist")(); })
-      .def("item", [](const Tensor& t) { return scalar_object(op::host::item(t)); })
-      .def("__len__", [](const Tensor& t) {
+      .def("tolist", [](const TensorBase& t) { return to_numpy(t).attr("tolist")(); })
+      .def("item", [](const TensorBase& t) { return scalar_object(op::host::item(t)); })
+      .def("__len__", [](const TensorBase& t) {
         if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
         return t.size(0);
       });
@@ -199,14 +199,14 @@ void init_tensor(py::module_& m) {
   m.def("from_numpy", [](const py::array& a) { return from_numpy(a, false); }, py::arg("array"),
         "A tensor sharing the array's memory (read-only arrays are copied).");
   m.def("_from_numpy_copy", [](const py::array& a) { return from_numpy(a, true); }, py::arg("array"));
-  m.def("_host_to", [](const Tensor& t, py::object dtype, py::object device) { return host_to(t, dtype, device); },
+  m.def("_host_to", [](const TensorBase& t, py::object dtype, py::object device) { return host_to(t, dtype, device); },
         py::arg("tensor"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
         "A copy on another device and/or dtype by host copies, no operator (the tensor itself when nothing changes).");
   m.def("_host_full", [](py::object size, py::object value, py::object dtype, py::object device) {
     op::IValue v;
     std::string why;
     if (!to_ivalue(value, op::Type::base(op::BaseTy::Scalar), v, why)) throw py::type_error("fill value must be " + why);
-    return Tensor::full(sizes_from(size), v.to_scalar(), options_from(dtype, device));
+    return TensorBase::full(sizes_from(size), v.to_scalar(), options_from(dtype, device));
   }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
         "A filled tensor made on the host, no operator.");
 }

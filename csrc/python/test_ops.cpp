@@ -1,5 +1,5 @@
 // C++ kernels for tests and benchmarks, registered on request: _register_test_ops(ns) defines
-// ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU kernel and returns the
+// ns::add_one_element(TensorBase a, TensorBase b) -> TensorBase with a real CPU kernel and returns the
 // _Library that owns the registrations.
 #include <memory>
 #include <string>
@@ -15,12 +15,12 @@ namespace opy {
 namespace {
 
 // Elementwise a + b for equal sizes, in the promoted dtype.
-op::Tensor add_one_element(const op::Tensor& a, const op::Tensor& b) {
+op::TensorBase add_one_element(const op::TensorBase& a, const op::TensorBase& b) {
   OP_CHECK(a.sizes() == b.sizes(), "add_one_element: sizes ", op::str_list(a.sizes()), " and ", op::str_list(b.sizes()),
            " differ");
   const op::ScalarType type = op::promote_types(a.dtype(), b.dtype());
-  op::Tensor out = op::Tensor::empty(a.sizes(), op::TensorOptions(type).with_device(a.device()));
-  const op::Tensor x = op::host::contiguous(op::host::to(a, type)), y = op::host::contiguous(op::host::to(b, type));
+  op::TensorBase out = op::TensorBase::empty(a.sizes(), op::TensorOptions(type).with_device(a.device()));
+  const op::TensorBase x = op::host::contiguous(op::host::to(a, type)), y = op::host::contiguous(op::host::to(b, type));
   const int64_t n = out.numel();
   OP_DISPATCH_ALL_TYPES(type, "add_one_element", {
     const scalar_t* p = x.data_ptr<scalar_t>();

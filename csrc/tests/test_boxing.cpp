@@ -11,20 +11,20 @@ using namespace op;
 
 namespace {
 
-Tensor add_cpu(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  Tensor out = Tensor::empty(a.sizes(), TensorOptions(a.dtype()));
+TensorBase add_cpu(const TensorBase& a, const TensorBase& b, const Scalar& alpha) {
+  TensorBase out = TensorBase::empty(a.sizes(), TensorOptions(a.dtype()));
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   for (size_t i = 0; i < x.size(); ++i) out.set({static_cast<int64_t>(i)}, x[i] + alpha.to<double>() * y[i]);
   return out;
 }
 
-Tensor& add_inplace_cpu(Tensor& self, const Tensor& other, const Scalar& alpha) {
+TensorBase& add_inplace_cpu(TensorBase& self, const TensorBase& other, const Scalar& alpha) {
   op::host::copy_(self, add_cpu(self, other, alpha));
   return self;
 }
 
 const char* kAdd = "b::add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-using AddSig = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using AddSig = TensorBase(const TensorBase&, const TensorBase&, const Scalar&);
 
 }  // namespace
 
@@ -33,7 +33,7 @@ TEST(typed_kernel_called_boxed) {
   auto def = d.def(kAdd);
   auto cpu = d.impl("b::add", DispatchKey::CPU, KernelFunction::make<&add_cpu>(), "add_cpu");
   OperatorHandle op = d.find_op_or_throw("b::add");
-  Stack stack{Tensor::from_vector<float>({1, 2}), Tensor::from_vector<float>({10, 20}), 2};
+  Stack stack{TensorBase::from_vector<float>({1, 2}), TensorBase::from_vector<float>({10, 20}), 2};
   op.call_boxed(stack);
   CHECK_EQ(stack.size(), size_t{1});
   CHECK_EQ(stack[0].to_tensor().to_vector<double>(), (std::vector<double>{21, 42}));
@@ -44,7 +44,7 @@ TEST(boxed_call_argument_errors_are_clear) {
   auto def = d.def(kAdd);
   auto cpu = d.impl("b::add", DispatchKey::CPU, KernelFunction::make<&add_cpu>(), "add_cpu");
   OperatorHandle op = d.find_op_or_throw("b::add");
-  Tensor t = Tensor::zeros({2});
+  TensorBase t = TensorBase::zeros({2});
   Stack too_few{t};
   CHECK_THROWS(op.call_boxed(too_few), "b::add takes 3 argument(s) (self, other, alpha) but 1 were given");
   Stack wrong{t, 3, 1};
@@ -62,13 +62,13 @@ TEST(boxed_kernel_called_typed) {
   std::vector<std::string> seen;
   auto cpu = d.impl("b::add", DispatchKey::CPU, KernelFunction::from_boxed([&seen](const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     seen.push_back(op.name() + " " + to_string(ks.highest()));
-    Tensor a = (*stack)[0].to_tensor(), b = (*stack)[1].to_tensor();
+    TensorBase a = (*stack)[0].to_tensor(), b = (*stack)[1].to_tensor();
     Scalar alpha = (*stack)[2].to_scalar();
     stack->clear();
     stack->push_back(add_cpu(a, b, alpha));
   }), "boxed_add");
   auto op = d.find_op_or_throw("b::add").typed<AddSig>();
-  Tensor out = op.call(Tensor::from_vector<double>({1}), Tensor::from_vector<double>({2}), 3);
+  TensorBase out = op.call(TensorBase::from_vector<double>({1}), TensorBase::from_vector<double>({2}), 3);
   CHECK_EQ(op::host::item<double>(out), 7.0);
   CHECK_EQ(seen, (std::vector<std::string>{"b::add CPU"}));
 }
@@ -80,14 +80,14 @@ TEST(boxed_kernel_returning_wrong_things_is_an_error) {
     stack->clear();
     stack->push_back(42);
   }), "liar");
-  Tensor t = Tensor::zeros({1});
+  TensorBase t = TensorBase::zeros({1});
   Stack stack{t, t, 1};
   CHECK_THROWS(d.find_op_or_throw("b::add").call_boxed(stack), "b::add: kernel 'liar' at CPU returned int (42) for result 0 of type Tensor");
   CHECK_THROWS(d.find_op_or_throw("b::add").typed<AddSig>().call(t, t, 1), "argument #0: expected Tensor but got int (42)");
   auto xla_gone = d.impl("b::add", DispatchKey::Meta, KernelFunction::from_boxed([](const OperatorHandle&, DispatchKeySet, Stack* stack) {
     stack->clear();
   }), "silent");
-  Tensor m = Tensor::empty({1}, DeviceType::Meta);
+  TensorBase m = TensorBase::empty({1}, DeviceType::Meta);
   CHECK_THROWS(d.find_op_or_throw("b::add").typed<AddSig>().call(m, m, 1), "expected 1 value(s) on the stack but found 0");
 }
 
@@ -98,19 +98,19 @@ TEST(inplace_and_out_results_alias_their_arguments_through_boxing) {
   auto cpu = d.impl("b::add_", DispatchKey::CPU, KernelFunction::make<&add_inplace_cpu>(), "add_");
   // The out= variant only has a boxed kernel; a typed caller still gets a reference to `out`.
   auto out_k = d.impl("b::add.out", DispatchKey::CPU, KernelFunction::from_boxed([](const OperatorHandle&, DispatchKeySet, Stack* stack) {
-    Tensor out = (*stack)[3].to_tensor();
+    TensorBase out = (*stack)[3].to_tensor();
     op::host::copy_(out, add_cpu((*stack)[0].to_tensor(), (*stack)[1].to_tensor(), (*stack)[2].to_scalar()));
     stack->clear();
     stack->push_back(out);
   }), "add_out");
-  auto inplace = d.find_op_or_throw("b::add_").typed<Tensor&(Tensor&, const Tensor&, const Scalar&)>();
-  auto out_op = d.find_op_or_throw("b::add.out").typed<Tensor&(const Tensor&, const Tensor&, const Scalar&, Tensor&)>();
-  Tensor a = Tensor::from_vector<double>({1, 2});
-  Tensor& r = inplace.call(a, Tensor::from_vector<double>({1, 1}), 1);
+  auto inplace = d.find_op_or_throw("b::add_").typed<TensorBase&(TensorBase&, const TensorBase&, const Scalar&)>();
+  auto out_op = d.find_op_or_throw("b::add.out").typed<TensorBase&(const TensorBase&, const TensorBase&, const Scalar&, TensorBase&)>();
+  TensorBase a = TensorBase::from_vector<double>({1, 2});
+  TensorBase& r = inplace.call(a, TensorBase::from_vector<double>({1, 1}), 1);
   CHECK(&r == &a);
   CHECK_EQ(a.to_vector<double>(), (std::vector<double>{2, 3}));
-  Tensor out = Tensor::zeros({2}, ScalarType::Float64);
-  Tensor& r2 = out_op.call(a, a, 1, out);
+  TensorBase out = TensorBase::zeros({2}, ScalarType::Float64);
+  TensorBase& r2 = out_op.call(a, a, 1, out);
   CHECK(&r2 == &out);
   CHECK_EQ(out.to_vector<double>(), (std::vector<double>{4, 6}));
   // And boxed: the result is the same tensor object as the argument.
@@ -122,16 +122,16 @@ TEST(inplace_and_out_results_alias_their_arguments_through_boxing) {
 TEST(tuple_and_list_results_box_and_unbox) {
   Dispatcher d;
   auto def = d.def("b::split(Tensor self, int n) -> (Tensor[] parts, int count)");
-  auto k = d.impl("b::split", DispatchKey::CompositeExplicitAutograd, KernelFunction::from_unboxed([](const Tensor& self, int64_t n) {
-    std::vector<Tensor> parts;
+  auto k = d.impl("b::split", DispatchKey::CompositeExplicitAutograd, KernelFunction::from_unboxed([](const TensorBase& self, int64_t n) {
+    std::vector<TensorBase> parts;
     for (int64_t i = 0; i < n; ++i) parts.push_back(self);
     return std::make_tuple(parts, n);
   }), "split");
-  auto op = d.find_op_or_throw("b::split").typed<std::tuple<std::vector<Tensor>, int64_t>(const Tensor&, int64_t)>();
-  auto [parts, count] = op.call(Tensor::zeros({1}), 3);
+  auto op = d.find_op_or_throw("b::split").typed<std::tuple<std::vector<TensorBase>, int64_t>(const TensorBase&, int64_t)>();
+  auto [parts, count] = op.call(TensorBase::zeros({1}), 3);
   CHECK_EQ(parts.size(), size_t{3});
   CHECK_EQ(count, 3);
-  Stack stack{Tensor::zeros({1}), 2};
+  Stack stack{TensorBase::zeros({1}), 2};
   d.find_op_or_throw("b::split").call_boxed(stack);
   CHECK_EQ(stack.size(), size_t{2});
   CHECK_EQ(stack[0].to_tensor_list().size(), size_t{2});
@@ -143,7 +143,7 @@ TEST(every_argument_kind_round_trips_through_boxing) {
   auto def = d.def(
       "b::all(Tensor a, Tensor? b, Tensor[] c, Tensor?[] d, int e, float f, bool g, str h, Scalar i, int[] j, "
       "float[] k, bool[2] l, ScalarType m, Device n, Layout o, MemoryFormat? p, int? q, str? r) -> str");
-  auto fn = [](const Tensor& a, const std::optional<Tensor>& b, ArrayRef<Tensor> c, ArrayRef<std::optional<Tensor>> d,
+  auto fn = [](const TensorBase& a, const std::optional<TensorBase>& b, ArrayRef<TensorBase> c, ArrayRef<std::optional<TensorBase>> d,
                int64_t e, double f, bool g, std::string_view h, const Scalar& i, IntArrayRef j, ArrayRef<double> k,
                const std::vector<bool>& l, ScalarType m, Device n, Layout o, std::optional<MemoryFormat> p,
                std::optional<int64_t> q, std::optional<std::string_view> r) {
@@ -151,8 +151,8 @@ TEST(every_argument_kind_round_trips_through_boxing) {
                to_string(m), n.str(), static_cast<int>(o), p.has_value(), q.value_or(-1), r.value_or("none"));
   };
   auto k = d.impl("b::all", DispatchKey::CPU, KernelFunction::from_unboxed(fn), "all");
-  Tensor t = Tensor::zeros({3});
-  Stack stack{t, IValue(), std::vector<Tensor>{t, t}, std::vector<std::optional<Tensor>>{t, std::nullopt},
+  TensorBase t = TensorBase::zeros({3});
+  Stack stack{t, IValue(), std::vector<TensorBase>{t, t}, std::vector<std::optional<TensorBase>>{t, std::nullopt},
               5, 2.5, true, "hi", Scalar(1.5), std::vector<int64_t>{1, 2}, std::vector<double>{0.5},
               std::vector<bool>{false, true}, ScalarType::Int32, Device(DeviceType::Meta), 0, IValue(), 7, IValue()};
   d.find_op_or_throw("b::all").call_boxed(stack);
@@ -165,7 +165,7 @@ TEST(every_argument_kind_round_trips_through_boxing) {
   auto boxed = d2.fallback(DispatchKey::CPU, KernelFunction::from_boxed([&d](const OperatorHandle&, DispatchKeySet, Stack* s) {
     d.find_op_or_throw("b::all").call_boxed(*s);  // run the typed kernel registered in d
   }), "relay");
-  using AllSig = std::string(const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>, ArrayRef<std::optional<Tensor>>,
+  using AllSig = std::string(const TensorBase&, const std::optional<TensorBase>&, ArrayRef<TensorBase>, ArrayRef<std::optional<TensorBase>>,
                              int64_t, double, bool, std::string_view, const Scalar&, IntArrayRef, ArrayRef<double>,
                              const std::vector<bool>&, ScalarType, Device, Layout, std::optional<MemoryFormat>,
                              std::optional<int64_t>, std::optional<std::string_view>);
@@ -180,12 +180,12 @@ TEST(typed_handles_check_signatures) {
   auto def = d.def(kAdd);
   auto cpu = d.impl("b::add", DispatchKey::CPU, KernelFunction::make<&add_cpu>(), "add_cpu");
   OperatorHandle op = d.find_op_or_throw("b::add");
-  CHECK_THROWS(op.typed<Tensor(const Tensor&, const Tensor&)>(), "takes (Tensor, Tensor) -> Tensor but the schema has (Tensor, Tensor, Scalar) -> Tensor");
-  CHECK_THROWS(op.typed<Tensor(const Tensor&, const Tensor&, int64_t)>(), "(Tensor, Tensor, int)");
+  CHECK_THROWS(op.typed<TensorBase(const TensorBase&, const TensorBase&)>(), "takes (Tensor, Tensor) -> Tensor but the schema has (Tensor, Tensor, Scalar) -> Tensor");
+  CHECK_THROWS(op.typed<TensorBase(const TensorBase&, const TensorBase&, int64_t)>(), "(Tensor, Tensor, int)");
   // Same kinds, different C++ types: refused at the call instead of calling through a wrong pointer type.
-  auto by_value = op.typed<Tensor(Tensor, Tensor, Scalar)>();
-  Tensor t = Tensor::zeros({1});
-  CHECK_THROWS(by_value.call(t, t, 1), "called with C++ signature op::Tensor (op::Tensor, op::Tensor, op::Scalar)");
+  auto by_value = op.typed<TensorBase(TensorBase, TensorBase, Scalar)>();
+  TensorBase t = TensorBase::zeros({1});
+  CHECK_THROWS(by_value.call(t, t, 1), "called with C++ signature op::TensorBase (op::TensorBase, op::TensorBase, op::Scalar)");
   CHECK_EQ(op.typed<AddSig>().call(t, t, 1).numel(), 1);
 }
 
@@ -194,13 +194,13 @@ TEST(kernels_may_take_the_key_set_and_state) {
   auto def = d.def("b::probe(Tensor x) -> str");
   int calls = 0;
   auto k = d.impl("b::probe", DispatchKey::CompositeImplicitAutograd,
-                  KernelFunction::from_unboxed([&calls](DispatchKeySet ks, const Tensor&) {
+                  KernelFunction::from_unboxed([&calls](DispatchKeySet ks, const TensorBase&) {
                     ++calls;
                     return ks.to_string();
                   }), "probe");
-  auto op = d.find_op_or_throw("b::probe").typed<std::string(const Tensor&)>();
+  auto op = d.find_op_or_throw("b::probe").typed<std::string(const TensorBase&)>();
   // The kernel sees the key set at and below its own key: here it serves AutogradCPU.
-  CHECK_EQ(op.call(Tensor::zeros({1})), "{AutogradCPU, BackendSelect, CPU}");
-  CHECK_EQ(op.call(Tensor::empty({1}, DeviceType::Meta)), "{Meta}");
+  CHECK_EQ(op.call(TensorBase::zeros({1})), "{AutogradCPU, BackendSelect, CPU}");
+  CHECK_EQ(op.call(TensorBase::empty({1}, DeviceType::Meta)), "{Meta}");
   CHECK_EQ(calls, 2);
 }

@@ -20,11 +20,11 @@ TEST(promote_types_is_category_then_width) {
 }
 
 TEST(result_type_follows_dimension_priority) {
-  Tensor i32 = Tensor::zeros({2}, ScalarType::Int32);
-  Tensor f32 = Tensor::zeros({2}, ScalarType::Float32);
-  Tensor b = Tensor::zeros({2}, ScalarType::Bool);
-  Tensor zero_dim_f64 = Tensor::scalar_tensor(1.5, ScalarType::Float64);
-  Tensor zero_dim_i64 = Tensor::scalar_tensor(int64_t{3});
+  TensorBase i32 = TensorBase::zeros({2}, ScalarType::Int32);
+  TensorBase f32 = TensorBase::zeros({2}, ScalarType::Float32);
+  TensorBase b = TensorBase::zeros({2}, ScalarType::Bool);
+  TensorBase zero_dim_f64 = TensorBase::scalar_tensor(1.5, ScalarType::Float64);
+  TensorBase zero_dim_i64 = TensorBase::scalar_tensor(int64_t{3});
   CHECK_EQ(result_type({i32, f32}), ScalarType::Float32);
   CHECK_EQ(result_type({i32}, {Scalar(2)}), ScalarType::Int32);      // same category: tensor wins
   CHECK_EQ(result_type({i32}, {Scalar(2.5)}), ScalarType::Float32);  // higher category: default float
@@ -71,7 +71,7 @@ TEST(devices_parse_and_register) {
 }
 
 TEST(tensor_basics) {
-  Tensor t = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase t = TensorBase::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK_EQ(t.dim(), 2);
   CHECK_EQ(t.numel(), 6);
   CHECK(t.sizes() == IntArrayRef({2, 3}));
@@ -84,52 +84,52 @@ TEST(tensor_basics) {
   CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU).add(DispatchKey::AutogradCPU));
   CHECK_THROWS(t.get({2, 0}), "out of range");
   CHECK_THROWS(t.data_ptr<float>(), "data_ptr<float32>() called on a tensor of dtype int64");
-  CHECK(!Tensor().defined());
-  CHECK(Tensor().key_set().empty());
-  CHECK_THROWS(Tensor().sizes(), "undefined tensor");
+  CHECK(!TensorBase().defined());
+  CHECK(TensorBase().key_set().empty());
+  CHECK_THROWS(TensorBase().sizes(), "undefined tensor");
 }
 
 TEST(views_share_storage) {
-  Tensor t = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
-  Tensor tt = host::transpose(t, 0, 1);
+  TensorBase t = TensorBase::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  TensorBase tt = host::transpose(t, 0, 1);
   CHECK(tt.is_alias_of(t));
   CHECK(!tt.is_contiguous());
   CHECK(tt.sizes() == IntArrayRef({3, 2}));
   CHECK_EQ(tt.get({2, 1}).to<double>(), 5.0);
   tt.set({2, 1}, 50);  // writes through the view
   CHECK_EQ(t.get({1, 2}).to<double>(), 50.0);
-  Tensor row = host::select(t, 0, 1);
+  TensorBase row = host::select(t, 0, 1);
   CHECK_EQ(row.to_vector<int64_t>(), (std::vector<int64_t>{3, 4, 50}));
   CHECK_EQ(row.storage_offset(), 3);
-  Tensor sl = host::slice(t, 1, 0, 3, 2);
+  TensorBase sl = host::slice(t, 1, 0, 3, 2);
   CHECK_EQ(sl.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 3, 50}));
-  Tensor flat = host::view(t, {-1});
+  TensorBase flat = host::view(t, {-1});
   CHECK_EQ(flat.numel(), 6);
   CHECK(flat.is_alias_of(t));
   CHECK_THROWS(host::view(tt, {6}), "not contiguous");
   CHECK_THROWS(host::view(t, {4, 2}), "invalid for 6 elements");
   CHECK_EQ(t.storage().use_count(), 5);  // t, tt, row, sl and flat share one StorageImpl
-  Tensor c = host::contiguous(tt);
+  TensorBase c = host::contiguous(tt);
   CHECK(!c.is_alias_of(t));
   CHECK(c.is_contiguous());
   CHECK_EQ(c.to_vector<int64_t>(), tt.to_vector<int64_t>());
   CHECK(host::equal(host::clone(tt), tt));
-  Tensor same = host::contiguous(t);
+  TensorBase same = host::contiguous(t);
   CHECK(same.is_alias_of(t));  // already contiguous: no copy
-  Tensor e = host::expand(Tensor::from_vector<int32_t>({7, 8}, {2, 1}), {2, 3});
+  TensorBase e = host::expand(TensorBase::from_vector<int32_t>({7, 8}, {2, 1}), {2, 3});
   CHECK_EQ(e.stride(1), 0);
   CHECK_EQ(e.to_vector<int32_t>(), (std::vector<int32_t>{7, 7, 7, 8, 8, 8}));
-  Tensor p = host::permute(Tensor::zeros({2, 3, 4}), {2, 0, 1});
+  TensorBase p = host::permute(TensorBase::zeros({2, 3, 4}), {2, 0, 1});
   CHECK(p.sizes() == IntArrayRef({4, 2, 3}));
   CHECK(host::unsqueeze(p, 0).sizes() == IntArrayRef({1, 4, 2, 3}));
   CHECK_THROWS(host::as_strided(t, {3, 3}, {3, 1}), "need 36 bytes but the storage has 24");
 }
 
 TEST(storage_lives_while_a_view_does) {
-  Tensor view;
+  TensorBase view;
   long count = 0;
   {
-    Tensor base = Tensor::full({4}, 7, ScalarType::Int32);
+    TensorBase base = TensorBase::full({4}, 7, ScalarType::Int32);
     view = host::slice(base, 0, 2, 4);
     count = base.storage().use_count();
   }
@@ -139,22 +139,22 @@ TEST(storage_lives_while_a_view_does) {
 }
 
 TEST(copy_and_conversion) {
-  Tensor f = Tensor::from_vector<double>({1.5, -2.5, 3.0});
-  Tensor i = host::to(f, ScalarType::Int32);
+  TensorBase f = TensorBase::from_vector<double>({1.5, -2.5, 3.0});
+  TensorBase i = host::to(f, ScalarType::Int32);
   CHECK_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{1, -2, 3}));
-  Tensor big = Tensor::from_vector<int64_t>({(int64_t{1} << 62) + 1});
+  TensorBase big = TensorBase::from_vector<int64_t>({(int64_t{1} << 62) + 1});
   CHECK_EQ(host::item<int64_t>(host::clone(big)), (int64_t{1} << 62) + 1);  // no trip through double
-  Tensor b = host::to(Tensor::from_vector<double>({0.0, 2.0}), ScalarType::Bool);
+  TensorBase b = host::to(TensorBase::from_vector<double>({0.0, 2.0}), ScalarType::Bool);
   CHECK_EQ(b.to_string(), "tensor([False, True])");
-  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
+  TensorBase x = TensorBase::from_vector<float>({1, 2, 3, 4}, {2, 2});
   host::copy_(x, host::transpose(x, 0, 1));  // overlapping source
   CHECK_EQ(x.to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2, 4}));
-  CHECK_EQ(Tensor::scalar_tensor(2.5).to_string(), "tensor(2.5, dtype=float64)");
-  CHECK_EQ(Tensor::full({2}, 1, ScalarType::Float32).to_string(), "tensor([1., 1.])");
+  CHECK_EQ(TensorBase::scalar_tensor(2.5).to_string(), "tensor(2.5, dtype=float64)");
+  CHECK_EQ(TensorBase::full({2}, 1, ScalarType::Float32).to_string(), "tensor([1., 1.])");
 }
 
 TEST(meta_tensors_have_shape_but_no_data) {
-  Tensor m = Tensor::empty({2, 3}, TensorOptions(ScalarType::Float64).with_device(Device(DeviceType::Meta)));
+  TensorBase m = TensorBase::empty({2, 3}, TensorOptions(ScalarType::Float64).with_device(Device(DeviceType::Meta)));
   CHECK(m.is_meta());
   CHECK_EQ(m.numel(), 6);
   CHECK_EQ(m.storage().nbytes(), size_t{48});
@@ -164,17 +164,17 @@ TEST(meta_tensors_have_shape_but_no_data) {
   CHECK_THROWS(m.get({0, 0}), "meta tensors have no data");
   CHECK_THROWS(m.data_ptr(), "meta tensors have no data");
   CHECK_EQ(m.to_string(), "tensor(..., size=(2, 3), device='meta', dtype=float64)");
-  Tensor c = host::clone(m);
+  TensorBase c = host::clone(m);
   CHECK(c.is_meta());
 }
 
 TEST(cuda_without_allocator_is_a_clear_error) {
   // A CUDA build installs an allocator when the library loads; take it away for this test.
   Allocator* previous = set_allocator(DeviceType::CUDA, nullptr);
-  CHECK_THROWS(Tensor::empty({2}, DeviceType::CUDA), "no allocator for device 'cuda'");
+  CHECK_THROWS(TensorBase::empty({2}, DeviceType::CUDA), "no allocator for device 'cuda'");
   // A test (or a CUDA build) can install one; host memory stands in here.
   set_allocator(DeviceType::CUDA, cpu_allocator());
-  Tensor t = Tensor::empty({2}, DeviceType::CUDA);
+  TensorBase t = TensorBase::empty({2}, DeviceType::CUDA);
   set_allocator(DeviceType::CUDA, previous);
   CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CUDA).add(DispatchKey::AutogradCUDA));
   CHECK_THROWS(host::item(t), "2 elements");
@@ -186,7 +186,7 @@ TEST(external_storage_runs_its_release) {
   static double data[3] = {1, 2, 3};
   {
     Storage s = Storage::from_external(data, sizeof(data), Device(DeviceType::CPU), [](void*) { released = true; });
-    Tensor t = Tensor::from_storage(s, {3}, {1}, 0, ScalarType::Float64);
+    TensorBase t = TensorBase::from_storage(s, {3}, {1}, 0, ScalarType::Float64);
     CHECK_EQ(t.to_vector<double>(), (std::vector<double>{1, 2, 3}));
   }
   CHECK(released);

@@ -11,30 +11,30 @@ using namespace op;
 namespace {
 
 // Each kernel tags its result with a marker so a test can see which one ran.
-Tensor marked(double marker) { return Tensor::full({1}, marker, ScalarType::Float64); }
-double marker_of(const Tensor& t) { return op::host::item<double>(t); }
+TensorBase marked(double marker) { return TensorBase::full({1}, marker, ScalarType::Float64); }
+double marker_of(const TensorBase& t) { return op::host::item<double>(t); }
 
-Tensor k_cpu(const Tensor&) { return marked(1); }
-Tensor k_xla(const Tensor&) { return marked(2); }
-Tensor k_meta(const Tensor&) { return marked(3); }
-Tensor k_implicit(const Tensor&) { return marked(10); }
-Tensor k_explicit(const Tensor&) { return marked(20); }
+TensorBase k_cpu(const TensorBase&) { return marked(1); }
+TensorBase k_xla(const TensorBase&) { return marked(2); }
+TensorBase k_meta(const TensorBase&) { return marked(3); }
+TensorBase k_implicit(const TensorBase&) { return marked(10); }
+TensorBase k_explicit(const TensorBase&) { return marked(20); }
 
 // An autograd kernel: does its work, then continues below its own key.
-Tensor k_autograd(DispatchKeySet ks, const Tensor& x) {
-  static auto self = Dispatcher::singleton().find_op_or_throw("dtest::unary").typed<Tensor(const Tensor&)>();
-  Tensor below = self.redispatch(ks.without_highest(), x);
+TensorBase k_autograd(DispatchKeySet ks, const TensorBase& x) {
+  static auto self = Dispatcher::singleton().find_op_or_throw("dtest::unary").typed<TensorBase(const TensorBase&)>();
+  TensorBase below = self.redispatch(ks.without_highest(), x);
   return marked(100 + marker_of(below));
 }
 
-Tensor cpu_tensor() { return Tensor::zeros({1}); }
-Tensor xla_tensor() { return Tensor::zeros({1}, Device(register_device_type("xla", DispatchKey::XLA))); }
-Tensor meta_tensor() { return Tensor::empty({1}, DeviceType::Meta); }
+TensorBase cpu_tensor() { return TensorBase::zeros({1}); }
+TensorBase xla_tensor() { return TensorBase::zeros({1}, Device(register_device_type("xla", DispatchKey::XLA))); }
+TensorBase meta_tensor() { return TensorBase::empty({1}, DeviceType::Meta); }
 
 struct Unary {
   Dispatcher& d;
-  TypedOperatorHandle<Tensor(const Tensor&)> op;
-  double run(const Tensor& x) const { return marker_of(op.call(x)); }
+  TypedOperatorHandle<TensorBase(const TensorBase&)> op;
+  double run(const TensorBase& x) const { return marker_of(op.call(x)); }
 };
 
 }  // namespace
@@ -44,7 +44,7 @@ TEST(direct_kernel_beats_alias) {
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
   auto ci = d.impl("t::f", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_implicit>(), "implicit");
-  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
   CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
   CHECK_EQ(marker_of(op.call(xla_tensor())), 10.0);  // the composite serves XLA and AutogradXLA
   CHECK_EQ(d.dump_table("t::f"), (std::vector<std::pair<std::string, std::string>>{
@@ -66,7 +66,7 @@ TEST(composite_explicit_serves_backends_only) {
   Dispatcher d;
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto ce = d.impl("t::f", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_explicit>(), "explicit");
-  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
   CHECK_EQ(marker_of(op.call(cpu_tensor())), 20.0);
   CHECK_EQ(marker_of(op.call(meta_tensor())), 20.0);
   for (const auto& [key, label] : d.dump_table("t::f")) CHECK(is_backend_key(parse_dispatch_key(key)));
@@ -93,7 +93,7 @@ TEST(autograd_alias_serves_autograd_keys_and_redispatches) {
   auto cpu = d.impl("dtest::unary", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
   auto xla = d.impl("dtest::unary", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
   auto ag = d.impl("dtest::unary", DispatchKey::Autograd, KernelFunction::make<&k_autograd>(), "autograd");
-  auto op = d.find_op_or_throw("dtest::unary").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("dtest::unary").typed<TensorBase(const TensorBase&)>();
   CHECK_EQ(marker_of(op.call(cpu_tensor())), 101.0);
   CHECK_EQ(marker_of(op.call(xla_tensor())), 102.0);
   CHECK_THROWS(op.call(meta_tensor()), "with dispatch key Meta");  // Meta has no autograd key and no kernel
@@ -117,7 +117,7 @@ TEST(include_guard_adds_keys) {
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
   auto xla = d.impl("t::f", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
-  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
   {
     IncludeKeyGuard use_xla(DispatchKey::XLA);
     CHECK_EQ(marker_of(op.call(cpu_tensor())), 2.0);
@@ -135,15 +135,15 @@ TEST(highest_key_of_all_tensor_arguments_wins) {
   Dispatcher d;
   auto def = d.def("t::g(Tensor a, Tensor? b, Tensor[] c) -> Tensor");
   auto cpu = d.impl("t::g", DispatchKey::CPU,
-                    KernelFunction::from_unboxed([](const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>) { return marked(1); }), "cpu");
+                    KernelFunction::from_unboxed([](const TensorBase&, const std::optional<TensorBase>&, ArrayRef<TensorBase>) { return marked(1); }), "cpu");
   auto meta = d.impl("t::g", DispatchKey::Meta,
-                     KernelFunction::from_unboxed([](const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>) { return marked(3); }), "meta");
-  auto op = d.find_op_or_throw("t::g").typed<Tensor(const Tensor&, const std::optional<Tensor>&, ArrayRef<Tensor>)>();
-  Tensor c = cpu_tensor(), m = meta_tensor();
+                     KernelFunction::from_unboxed([](const TensorBase&, const std::optional<TensorBase>&, ArrayRef<TensorBase>) { return marked(3); }), "meta");
+  auto op = d.find_op_or_throw("t::g").typed<TensorBase(const TensorBase&, const std::optional<TensorBase>&, ArrayRef<TensorBase>)>();
+  TensorBase c = cpu_tensor(), m = meta_tensor();
   CHECK_EQ(marker_of(op.call(c, std::nullopt, {})), 1.0);
   CHECK_EQ(marker_of(op.call(c, m, {})), 3.0);
   CHECK_EQ(marker_of(op.call(c, std::nullopt, {c, m})), 3.0);
-  Stack stack{c, IValue(), std::vector<Tensor>{m}};
+  Stack stack{c, IValue(), std::vector<TensorBase>{m}};
   d.find_op_or_throw("t::g").call_boxed(stack);
   CHECK_EQ(marker_of(stack[0].to_tensor()), 3.0);
 }
@@ -152,8 +152,8 @@ TEST(fallthrough_skips_to_next_key) {
   Dispatcher d;
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto cpu = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
-  auto ag = d.impl("t::f", DispatchKey::Autograd, KernelFunction::from_unboxed([](const Tensor&) { return marked(7); }), "ag");
-  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto ag = d.impl("t::f", DispatchKey::Autograd, KernelFunction::from_unboxed([](const TensorBase&) { return marked(7); }), "ag");
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
   CHECK_EQ(marker_of(op.call(cpu_tensor())), 7.0);
   {
     auto ft = d.impl("t::f", DispatchKey::AutogradCPU, KernelFunction::fallthrough());
@@ -170,7 +170,7 @@ TEST(fallthrough_skips_to_next_key) {
   }
   auto fb = d.fallback(DispatchKey::XLA, KernelFunction::fallthrough(), "xla-passes");
   // Falling through XLA leaves nothing below: a clear error, not a crash.
-  CHECK_THROWS(d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>().redispatch(DispatchKeySet(DispatchKey::XLA), xla_tensor()),
+  CHECK_THROWS(d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>().redispatch(DispatchKeySet(DispatchKey::XLA), xla_tensor()),
                "no dispatch key selects a kernel");
 }
 
@@ -180,7 +180,7 @@ TEST(backend_fallback_runs_any_operator_boxed) {
   auto def2 = d.def("t::h(Tensor x, Scalar s, int[] dims) -> (Tensor, Tensor)");
   auto cpu1 = d.impl("t::f", DispatchKey::CPU, KernelFunction::make<&k_cpu>(), "cpu");
   auto cpu2 = d.impl("t::h", DispatchKey::CPU,
-                     KernelFunction::from_unboxed([](const Tensor& x, const Scalar& s, IntArrayRef dims) {
+                     KernelFunction::from_unboxed([](const TensorBase& x, const Scalar& s, IntArrayRef dims) {
                        return std::make_tuple(marked(s.to<double>()), marked(static_cast<double>(dims.size())));
                      }), "cpu");
   // An XLA fallback that moves XLA arguments to CPU and runs the CPU kernel, counting calls.
@@ -191,8 +191,8 @@ TEST(backend_fallback_runs_any_operator_boxed) {
       if (v.is_tensor()) v = op::host::to(v.to_tensor(), Device(DeviceType::CPU));
     op.redispatch_boxed(DispatchKeySet(DispatchKey::CPU), *stack);
   }), "xla->cpu");
-  auto f = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
-  auto h = d.find_op_or_throw("t::h").typed<std::tuple<Tensor, Tensor>(const Tensor&, const Scalar&, IntArrayRef)>();
+  auto f = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
+  auto h = d.find_op_or_throw("t::h").typed<std::tuple<TensorBase, TensorBase>(const TensorBase&, const Scalar&, IntArrayRef)>();
   CHECK_EQ(marker_of(f.call(xla_tensor())), 1.0);
   auto [a, b] = h.call(xla_tensor(), 4, {1, 2, 3});
   CHECK_EQ(marker_of(a), 4.0);
@@ -209,10 +209,10 @@ TEST(backend_fallback_runs_any_operator_boxed) {
 namespace {
 
 // empty(int[] size, *, ScalarType? dtype=None, Device? device=None): a factory function.
-using EmptySig = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
+using EmptySig = TensorBase(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
 
-Tensor empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
-  return Tensor::empty(size, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(device.value_or(Device())));
+TensorBase empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
+  return TensorBase::empty(size, TensorOptions(dtype.value_or(ScalarType::Float32)).with_device(device.value_or(Device())));
 }
 
 }  // namespace
@@ -237,8 +237,8 @@ TEST(backend_select_picks_the_backend_of_a_factory) {
                      DispatchKey backend = backend_key_of(dev.value_or(Device()).type());
                      return op.redispatch(ks.without_highest().add(backend), s, t, dev);
                    }), "backend_select");
-  Tensor a = op.call({2, 3}, ScalarType::Int32, std::nullopt);
-  Tensor b = op.call({4}, std::nullopt, Device(DeviceType::Meta));
+  TensorBase a = op.call({2, 3}, ScalarType::Int32, std::nullopt);
+  TensorBase b = op.call({4}, std::nullopt, Device(DeviceType::Meta));
   CHECK_EQ(ran, (std::vector<std::string>{"cpu", "meta"}));
   CHECK(a.sizes() == IntArrayRef({2, 3}));
   CHECK_EQ(a.dtype(), ScalarType::Int32);
@@ -255,7 +255,7 @@ TEST(missing_kernel_error_names_operator_key_and_available_keys) {
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto xla = d.impl("t::f", DispatchKey::XLA, KernelFunction::make<&k_xla>(), "xla");
   auto meta = d.impl("t::f", DispatchKey::Meta, KernelFunction::make<&k_meta>(), "meta");
-  auto op = d.find_op_or_throw("t::f").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
   CHECK_THROWS(op.call(cpu_tensor()), "could not run t::f with dispatch key CPU");
   CHECK_THROWS(op.call(cpu_tensor()), "t::f has kernels for: Meta, XLA");
   CHECK_THROWS(op.call(cpu_tensor()), "Key set of the call: {AutogradCPU, BackendSelect, CPU}");
@@ -263,6 +263,6 @@ TEST(missing_kernel_error_names_operator_key_and_available_keys) {
   CHECK_THROWS(d.find_op_or_throw("t::f").call_boxed(stack), "with dispatch key CPU");
   Dispatcher empty;
   auto def2 = empty.def("t::g(Tensor x) -> Tensor");
-  CHECK_THROWS(empty.find_op_or_throw("t::g").typed<Tensor(const Tensor&)>().call(cpu_tensor()), "t::g has no kernels registered");
+  CHECK_THROWS(empty.find_op_or_throw("t::g").typed<TensorBase(const TensorBase&)>().call(cpu_tensor()), "t::g has no kernels registered");
   CHECK_THROWS(empty.find_op_or_throw("t::nope"), "unknown operator t::nope");
 }

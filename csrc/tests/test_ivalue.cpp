@@ -5,14 +5,14 @@
 using namespace op;
 
 TEST(ivalue_boxes_every_argument_type) {
-  Tensor t = Tensor::zeros({2});
+  TensorBase t = TensorBase::zeros({2});
   CHECK(IValue().is_none());
   CHECK(IValue(std::nullopt).is_none());
   CHECK(IValue(t).is_tensor());
-  CHECK(IValue(std::optional<Tensor>()).is_none());
-  CHECK(IValue(std::optional<Tensor>(t)).to_optional_tensor()->is_alias_of(t));
-  CHECK_EQ(IValue(std::vector<Tensor>{t, t}).to_tensor_list().size(), size_t{2});
-  CHECK_EQ(IValue(std::vector<std::optional<Tensor>>{t, std::nullopt}).to_optional_tensor_list().size(), size_t{2});
+  CHECK(IValue(std::optional<TensorBase>()).is_none());
+  CHECK(IValue(std::optional<TensorBase>(t)).to_optional_tensor()->is_alias_of(t));
+  CHECK_EQ(IValue(std::vector<TensorBase>{t, t}).to_tensor_list().size(), size_t{2});
+  CHECK_EQ(IValue(std::vector<std::optional<TensorBase>>{t, std::nullopt}).to_optional_tensor_list().size(), size_t{2});
   CHECK_EQ(IValue(3).to_int(), 3);
   CHECK_EQ(IValue(int64_t{1} << 40).to_int(), int64_t{1} << 40);
   CHECK_EQ(IValue(2.5).to_double(), 2.5);
@@ -37,16 +37,16 @@ TEST(ivalue_wrong_accessor_throws_clear_error) {
   CHECK_THROWS(IValue("x").to_scalar(), "expected a value of type Scalar");
   CHECK_THROWS(IValue(3).to_optional_tensor(), "Tensor? but got int");
   CHECK_THROWS(IValue(std::vector<int64_t>{1}).to_tensor_list(), "Tensor[] but got int[] ([1])");
-  CHECK_THROWS(IValue(Tensor::zeros({2, 3})).to_str(), "got Tensor (Tensor(float32[2, 3] on cpu))");
+  CHECK_THROWS(IValue(TensorBase::zeros({2, 3})).to_str(), "got Tensor (Tensor(float32[2, 3] on cpu))");
 }
 
 TEST(ivalue_repr_and_equality) {
   CHECK_EQ(IValue(std::vector<double>{1.0, 0.5}).repr(), "[1.0, 0.5]");
   CHECK_EQ(IValue("a").repr(), "'a'");
   CHECK_EQ(IValue(ScalarType::Int32).repr(), "int32");
-  Tensor t = Tensor::zeros({1});
+  TensorBase t = TensorBase::zeros({1});
   CHECK(IValue(t) == IValue(t));
-  CHECK(IValue(t) != IValue(Tensor::zeros({1})));  // tensors compare by identity
+  CHECK(IValue(t) != IValue(TensorBase::zeros({1})));  // tensors compare by identity
   CHECK(IValue(1) != IValue(1.0));
   CHECK(IValue(std::vector<int64_t>{1}) == IValue(std::vector<int64_t>{1}));
   CHECK(IValue() == IValue(std::nullopt));

@@ -66,171 +66,171 @@ const Device kMeta{DeviceType::Meta};
 const std::nullopt_t none = std::nullopt;
 
 // Shorthands over the operator handles.
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1) { return ops::add_Tensor::call(a, b, alpha); }
-Tensor& add_(Tensor& a, const Tensor& b, const Scalar& alpha = 1) { return ops::add__Tensor::call(a, b, alpha); }
-Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b) { return ops::add_out::call(a, b, 1, out); }
-Tensor mul(const Tensor& a, const Tensor& b) { return ops::mul_Tensor::call(a, b); }
-Tensor neg(const Tensor& a) { return ops::neg::call(a); }
-Tensor sum(const Tensor& a, std::optional<IntArrayRef> dim = none, bool keepdim = false,
+TensorBase add(const TensorBase& a, const TensorBase& b, const Scalar& alpha = 1) { return ops::add_Tensor::call(a, b, alpha); }
+TensorBase& add_(TensorBase& a, const TensorBase& b, const Scalar& alpha = 1) { return ops::add__Tensor::call(a, b, alpha); }
+TensorBase& add_out(TensorBase& out, const TensorBase& a, const TensorBase& b) { return ops::add_out::call(a, b, 1, out); }
+TensorBase mul(const TensorBase& a, const TensorBase& b) { return ops::mul_Tensor::call(a, b); }
+TensorBase neg(const TensorBase& a) { return ops::neg::call(a); }
+TensorBase sum(const TensorBase& a, std::optional<IntArrayRef> dim = none, bool keepdim = false,
            std::optional<ScalarType> dtype = none) {
   return ops::sum_dim_IntList::call(a, dim, keepdim, dtype);
 }
-Tensor mm(const Tensor& a, const Tensor& b) { return ops::mm::call(a, b); }
-Tensor matmul(const Tensor& a, const Tensor& b) { return ops::matmul::call(a, b); }
-Tensor empty(IntArrayRef size, std::optional<ScalarType> dtype = none, std::optional<Device> device = none,
+TensorBase mm(const TensorBase& a, const TensorBase& b) { return ops::mm::call(a, b); }
+TensorBase matmul(const TensorBase& a, const TensorBase& b) { return ops::matmul::call(a, b); }
+TensorBase empty(IntArrayRef size, std::optional<ScalarType> dtype = none, std::optional<Device> device = none,
              std::optional<MemoryFormat> format = none) {
   return ops::empty_memory_format::call(size, dtype, none, device, none, format);
 }
-Tensor zeros(IntArrayRef size, std::optional<ScalarType> dtype = none, std::optional<Device> device = none) {
+TensorBase zeros(IntArrayRef size, std::optional<ScalarType> dtype = none, std::optional<Device> device = none) {
   return ops::zeros::call(size, dtype, none, device, none);
 }
-Tensor view(const Tensor& a, IntArrayRef size) { return ops::view::call(a, size); }
-Tensor& copy_(Tensor& a, const Tensor& src) { return ops::copy_::call(a, src, false); }
+TensorBase view(const TensorBase& a, IntArrayRef size) { return ops::view::call(a, size); }
+TensorBase& copy_(TensorBase& a, const TensorBase& src) { return ops::copy_::call(a, src, false); }
 
-Tensor meta_tensor(std::vector<int64_t> sizes, ScalarType dtype = ScalarType::Float32) {
-  return Tensor::empty(sizes, TensorOptions(dtype).with_device(kMeta));
+TensorBase meta_tensor(std::vector<int64_t> sizes, ScalarType dtype = ScalarType::Float32) {
+  return TensorBase::empty(sizes, TensorOptions(dtype).with_device(kMeta));
 }
 
 }  // namespace
 
 TEST(kernel_add_variants) {
-  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor b = Tensor::from_vector<float>({10, 20, 30});
+  TensorBase a = TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase b = TensorBase::from_vector<float>({10, 20, 30});
   CHECK_EQ(add(a, b).to_vector<double>(), (std::vector<double>{11, 22, 33, 14, 25, 36}));
   CHECK_EQ(add(a, b, 2).to_vector<double>(), (std::vector<double>{21, 42, 63, 24, 45, 66}));
-  Tensor out = Tensor::empty({0}, ScalarType::Float32);
-  Tensor alias = out;
+  TensorBase out = TensorBase::empty({0}, ScalarType::Float32);
+  TensorBase alias = out;
   add_out(out, a, b);
   CHECK(alias.sizes() == IntArrayRef({2, 3}));
   CHECK_EQ(alias.to_vector<double>(), (std::vector<double>{11, 22, 33, 14, 25, 36}));
-  Tensor c = host::clone(a);
+  TensorBase c = host::clone(a);
   add_(c, b, -1);
   CHECK_EQ(c.to_vector<double>(), (std::vector<double>{-9, -18, -27, -6, -15, -24}));
   // Promotion, numbers as 0-d tensors, bools.
-  Tensor i = Tensor::from_vector<int32_t>({1, 2});
-  CHECK_EQ(add(i, Tensor::scalar_tensor(int64_t{1})).dtype(), ScalarType::Int32);
-  CHECK_EQ(add(i, Tensor::from_vector<double>({0.5, 0.5})).dtype(), ScalarType::Float64);
-  Tensor t = Tensor::from_vector<bool>({true, false, false});
-  CHECK_EQ(add(t, Tensor::from_vector<bool>({false, false, true})).to_vector<int64_t>(),
+  TensorBase i = TensorBase::from_vector<int32_t>({1, 2});
+  CHECK_EQ(add(i, TensorBase::scalar_tensor(int64_t{1})).dtype(), ScalarType::Int32);
+  CHECK_EQ(add(i, TensorBase::from_vector<double>({0.5, 0.5})).dtype(), ScalarType::Float64);
+  TensorBase t = TensorBase::from_vector<bool>({true, false, false});
+  CHECK_EQ(add(t, TensorBase::from_vector<bool>({false, false, true})).to_vector<int64_t>(),
            (std::vector<int64_t>{1, 0, 1}));
   // Errors.
-  CHECK_THROWS(add(a, Tensor::from_vector<float>({1, 2})),
+  CHECK_THROWS(add(a, TensorBase::from_vector<float>({1, 2})),
                "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1");
   CHECK_THROWS(add(i, i, 1.5), "add: alpha 1.5 is a floating point number");
-  CHECK_THROWS(add_(i, Tensor::from_vector<float>({1, 2})), "result type float32 can't be cast to the desired output type int32");
+  CHECK_THROWS(add_(i, TensorBase::from_vector<float>({1, 2})), "result type float32 can't be cast to the desired output type int32");
   CHECK_THROWS(add_(b, a), "output with shape [3] doesn't match the broadcast shape [2, 3]");
-  Tensor wrong = Tensor::empty({2, 3}, ScalarType::Int64);
+  TensorBase wrong = TensorBase::empty({2, 3}, ScalarType::Int64);
   CHECK_THROWS(add_out(wrong, a, b), "add: result type float32 can't be cast to the desired output type int64");
   CHECK_THROWS(add(a, meta_tensor({2, 3})), "add: expected all tensors on the same device");
 }
 
 TEST(kernel_mul_and_neg) {
-  Tensor a = Tensor::from_vector<int64_t>({1, -2, 3});
-  CHECK_EQ(mul(a, Tensor::scalar_tensor(int64_t{3})).to_vector<int64_t>(), (std::vector<int64_t>{3, -6, 9}));
+  TensorBase a = TensorBase::from_vector<int64_t>({1, -2, 3});
+  CHECK_EQ(mul(a, TensorBase::scalar_tensor(int64_t{3})).to_vector<int64_t>(), (std::vector<int64_t>{3, -6, 9}));
   CHECK_EQ(mul(a, a).to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 9}));
   CHECK_EQ(neg(a).to_vector<int64_t>(), (std::vector<int64_t>{-1, 2, -3}));
-  Tensor f = Tensor::from_vector<double>({1.5, -0.5});
+  TensorBase f = TensorBase::from_vector<double>({1.5, -0.5});
   ops::neg_::call(f);
   CHECK_EQ(f.to_vector<double>(), (std::vector<double>{-1.5, 0.5}));
-  Tensor out = Tensor::empty({7}, ScalarType::Int64);
+  TensorBase out = TensorBase::empty({7}, ScalarType::Int64);
   ops::neg_out::call(a, out);
   CHECK(out.sizes() == IntArrayRef({3}));
-  CHECK_THROWS(neg(Tensor::from_vector<bool>({true})), "neg: bool tensors cannot be negated");
-  CHECK_EQ(mul(Tensor::from_vector<bool>({true, true}), Tensor::from_vector<bool>({true, false})).to_vector<int64_t>(),
+  CHECK_THROWS(neg(TensorBase::from_vector<bool>({true})), "neg: bool tensors cannot be negated");
+  CHECK_EQ(mul(TensorBase::from_vector<bool>({true, true}), TensorBase::from_vector<bool>({true, false})).to_vector<int64_t>(),
            (std::vector<int64_t>{1, 0}));
 }
 
 TEST(kernel_meta_shapes) {
-  Tensor m = add(meta_tensor({4, 1}), meta_tensor({3}, ScalarType::Float64));
+  TensorBase m = add(meta_tensor({4, 1}), meta_tensor({3}, ScalarType::Float64));
   CHECK(m.is_meta());
   CHECK(m.sizes() == IntArrayRef({4, 3}));
   CHECK_EQ(m.dtype(), ScalarType::Float64);
   CHECK(mm(meta_tensor({2, 3}), meta_tensor({3, 5})).sizes() == IntArrayRef({2, 5}));
   CHECK(sum(meta_tensor({2, 3, 4}), IntArrayRef({1}), true).sizes() == IntArrayRef({2, 1, 4}));
   CHECK(view(meta_tensor({2, 3}), {3, 2}).is_meta());
-  Tensor e = empty({2, 3}, ScalarType::Int32, kMeta);
+  TensorBase e = empty({2, 3}, ScalarType::Int32, kMeta);
   CHECK(e.is_meta());
   CHECK_EQ(e.dtype(), ScalarType::Int32);
   CHECK(zeros({5}, none, kMeta).is_meta());
 }
 
 TEST(kernel_relu) {
-  Tensor a = Tensor::from_vector<float>({-1, 0, 2.5});
+  TensorBase a = TensorBase::from_vector<float>({-1, 0, 2.5});
   CHECK_EQ(ops::relu::call(a).to_vector<double>(), (std::vector<double>{0, 0, 2.5}));
-  Tensor t = host::transpose(Tensor::from_vector<int32_t>({-1, 2, 3, -4}, {2, 2}), 0, 1);
+  TensorBase t = host::transpose(TensorBase::from_vector<int32_t>({-1, 2, 3, -4}, {2, 2}), 0, 1);
   ops::relu_::call(t);
   CHECK_EQ(t.to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 2, 0}));
-  Tensor out = Tensor::empty({0}, ScalarType::Float32);
+  TensorBase out = TensorBase::empty({0}, ScalarType::Float32);
   ops::relu_out::call(a, out);  // autogen: functional kernel + copy_to_out
   CHECK_EQ(out.to_vector<double>(), (std::vector<double>{0, 0, 2.5}));
-  CHECK_THROWS(ops::relu::call(Tensor::from_vector<bool>({true})), "relu: bool tensors are not supported");
+  CHECK_THROWS(ops::relu::call(TensorBase::from_vector<bool>({true})), "relu: bool tensors are not supported");
 }
 
 // The other pointwise families through the dispatcher: true division, comparisons, where,
 // pow, the float functions and clamp, with their Scalar overloads (numbers promote like
 // Python numbers) and error messages.
 TEST(kernel_pointwise_families) {
-  Tensor i = Tensor::from_vector<int32_t>({1, 2, 3});
-  Tensor q = ops::div_Tensor::call(i, Tensor::from_vector<int32_t>({2}));
+  TensorBase i = TensorBase::from_vector<int32_t>({1, 2, 3});
+  TensorBase q = ops::div_Tensor::call(i, TensorBase::from_vector<int32_t>({2}));
   CHECK_EQ(q.dtype(), ScalarType::Float32);  // true division of integers
   CHECK_EQ(q.to_vector<double>(), (std::vector<double>{0.5, 1.0, 1.5}));
   CHECK_EQ(ops::sub_Scalar::call(i, 1, 2).to_vector<int64_t>(), (std::vector<int64_t>{-1, 0, 1}));
   CHECK_EQ(ops::sub_Scalar::call(i, 0.5, 1).dtype(), ScalarType::Float32);
-  CHECK_THROWS(ops::sub_Tensor::call(Tensor::from_vector<bool>({true}), i, 1), "sub: subtraction with bool tensors");
-  Tensor lt = ops::lt_Scalar::call(i, 2.5);
+  CHECK_THROWS(ops::sub_Tensor::call(TensorBase::from_vector<bool>({true}), i, 1), "sub: subtraction with bool tensors");
+  TensorBase lt = ops::lt_Scalar::call(i, 2.5);
   CHECK_EQ(lt.dtype(), ScalarType::Bool);
   CHECK_EQ(lt.to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 0}));
-  Tensor self = Tensor::from_vector<float>({1, 2, 3});
+  TensorBase self = TensorBase::from_vector<float>({1, 2, 3});
   ops::eq__Scalar::call(self, 2);  // in place: the bool result in self's dtype
   CHECK_EQ(self.to_vector<double>(), (std::vector<double>{0, 1, 0}));
-  Tensor w = ops::where_ScalarOther::call(lt, i, 0.5);
+  TensorBase w = ops::where_ScalarOther::call(lt, i, 0.5);
   CHECK_EQ(w.dtype(), ScalarType::Float32);
   CHECK_EQ(w.to_vector<double>(), (std::vector<double>{1, 2, 0.5}));
   CHECK_THROWS(ops::where_self::call(i, i, i), "where: expected condition to be a bool tensor");
   CHECK_EQ(ops::pow_Tensor_Scalar::call(i, 2).to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 9}));
   CHECK_EQ(ops::pow_Scalar::call(2, i).to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 8}));
-  CHECK_EQ(ops::pow_Tensor_Tensor::call(Tensor::from_vector<int64_t>({2, 1, -1, -1}),
-                                        Tensor::from_vector<int64_t>({-1, -3, -3, -2}))
+  CHECK_EQ(ops::pow_Tensor_Tensor::call(TensorBase::from_vector<int64_t>({2, 1, -1, -1}),
+                                        TensorBase::from_vector<int64_t>({-1, -3, -3, -2}))
                .to_vector<int64_t>(),
            (std::vector<int64_t>{0, 1, -1, 1}));
   CHECK_THROWS(ops::pow_Tensor_Scalar::call(i, -1), "pow: integers to negative integer powers are not allowed");
-  Tensor e = ops::exp::call(Tensor::from_vector<int64_t>({0}));
+  TensorBase e = ops::exp::call(TensorBase::from_vector<int64_t>({0}));
   CHECK_EQ(e.dtype(), ScalarType::Float32);
   CHECK_EQ(e.to_vector<double>(), (std::vector<double>{1.0}));
   CHECK_EQ(ops::clamp::call(i, 2, none).to_vector<int64_t>(), (std::vector<int64_t>{2, 2, 3}));
   CHECK_EQ(ops::clamp::call(i, none, 1.5).to_vector<double>(), (std::vector<double>{1, 1.5, 1.5}));
   CHECK_THROWS(ops::clamp::call(i, none, none), "clamp: at least one of 'min' or 'max' must not be None");
-  Tensor ints = Tensor::from_vector<int32_t>({1});
+  TensorBase ints = TensorBase::from_vector<int32_t>({1});
   CHECK_THROWS(ops::exp_::call(ints), "exp: result type float32 can't be cast to the desired output type int32");
-  Tensor m = ops::lt_Tensor::call(meta_tensor({2, 1}), meta_tensor({3}, ScalarType::Int64));
+  TensorBase m = ops::lt_Tensor::call(meta_tensor({2, 1}), meta_tensor({3}, ScalarType::Int64));
   CHECK(m.is_meta());
   CHECK(m.sizes() == IntArrayRef({2, 3}));
   CHECK_EQ(m.dtype(), ScalarType::Bool);
 }
 
 TEST(kernel_sum) {
-  Tensor a = Tensor::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor all = ops::sum::call(a, none);
+  TensorBase a = TensorBase::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase all = ops::sum::call(a, none);
   CHECK_EQ(all.dim(), 0);
   CHECK_EQ(all.dtype(), ScalarType::Int64);  // integers sum to int64
   CHECK_EQ(host::item<int64_t>(all), 21);
   CHECK_EQ(sum(a, IntArrayRef({0})).to_vector<int64_t>(), (std::vector<int64_t>{5, 7, 9}));
-  Tensor rows = sum(a, IntArrayRef({-1}), true, ScalarType::Float64);
+  TensorBase rows = sum(a, IntArrayRef({-1}), true, ScalarType::Float64);
   CHECK(rows.sizes() == IntArrayRef({2, 1}));
   CHECK_EQ(rows.dtype(), ScalarType::Float64);
   CHECK_EQ(rows.to_vector<double>(), (std::vector<double>{6, 15}));
   CHECK_EQ(host::item<double>(ops::sum::call(a, ScalarType::Float32)), 21.0);
-  CHECK_EQ(host::item<int64_t>(sum(Tensor::from_vector<bool>({true, true, false}))), 2);
-  Tensor f = Tensor::from_vector<float>({1.5, 1.5});
+  CHECK_EQ(host::item<int64_t>(sum(TensorBase::from_vector<bool>({true, true, false}))), 2);
+  TensorBase f = TensorBase::from_vector<float>({1.5, 1.5});
   CHECK_EQ(host::item<int64_t>(sum(f, none, false, ScalarType::Int64)), 2);  // converts, then sums
-  Tensor out = Tensor::empty({}, ScalarType::Float32);
+  TensorBase out = TensorBase::empty({}, ScalarType::Float32);
   ops::sum_IntList_out::call(f, IntArrayRef({0}), false, none, out);
   CHECK_EQ(host::item<double>(out), 3.0);
-  CHECK_EQ(host::item<double>(sum(Tensor::empty({0}, ScalarType::Float32))), 0.0);
+  CHECK_EQ(host::item<double>(sum(TensorBase::empty({0}, ScalarType::Float32))), 0.0);
   CHECK_THROWS(sum(a, IntArrayRef({0, -2})), "sum: dimension 0 appears more than once");
   CHECK_THROWS(sum(a, IntArrayRef({2})), "sum: dimension 2 is out of range for a 2-d tensor");
   // Several dimensions of a transposed 3-d input (dims 0 and 2 of [3, 2, 2]).
-  Tensor cube = host::transpose(Tensor::from_vector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3}), 0, 2);
+  TensorBase cube = host::transpose(TensorBase::from_vector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3}), 0, 2);
   CHECK_EQ(sum(cube, IntArrayRef({0, 2})).to_vector<double>(), (std::vector<double>{1 + 2 + 3 + 7 + 8 + 9, 4 + 5 + 6 + 10 + 11 + 12}));
   // mean, amax, amin, argmax through the same dims handling.
   CHECK_EQ(ops::mean_dim::call(cube, IntArrayRef({0, 2}), false, none).to_vector<double>(), (std::vector<double>{5, 8}));
@@ -238,86 +238,86 @@ TEST(kernel_sum) {
   CHECK_EQ(host::item<double>(ops::mean::call(a, ScalarType::Float64)), 3.5);
   CHECK_EQ(ops::amax::call(a, IntArrayRef({1}), false).to_vector<int64_t>(), (std::vector<int64_t>{3, 6}));
   CHECK_EQ(ops::amin::call(cube, IntArrayRef(), true).to_vector<double>(), (std::vector<double>{1}));
-  CHECK_THROWS(ops::amax::call(Tensor::empty({0, 2}, ScalarType::Float32), IntArrayRef({0}), false),
+  CHECK_THROWS(ops::amax::call(TensorBase::empty({0, 2}, ScalarType::Float32), IntArrayRef({0}), false),
                "amax: cannot reduce over dimension 0 of size 0");
-  Tensor ties = Tensor::from_vector<float>({3, 1, 3, 2, 5, 5}, {2, 3});
+  TensorBase ties = TensorBase::from_vector<float>({3, 1, 3, 2, 5, 5}, {2, 3});
   CHECK_EQ(ops::argmax::call(ties, 1, false).to_vector<int64_t>(), (std::vector<int64_t>{0, 1}));
   CHECK_EQ(host::item<int64_t>(ops::argmax::call(ties, none, false)), 4);  // flattened, first maximum
-  Tensor m = ops::argmax::call(meta_tensor({2, 3, 4}), -1, true);
+  TensorBase m = ops::argmax::call(meta_tensor({2, 3, 4}), -1, true);
   CHECK(m.is_meta() && m.sizes() == IntArrayRef({2, 3, 1}) && m.dtype() == ScalarType::Int64);
 }
 
 TEST(kernel_mm_and_matmul) {
-  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor b = Tensor::from_vector<float>({1, 0, 0, 1, 1, 1}, {3, 2});
+  TensorBase a = TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase b = TensorBase::from_vector<float>({1, 0, 0, 1, 1, 1}, {3, 2});
   CHECK_EQ(mm(a, b).to_vector<double>(), (std::vector<double>{4, 5, 10, 11}));
   CHECK_EQ(mm(host::transpose(b, 0, 1), host::transpose(a, 0, 1)).to_vector<double>(),
            (std::vector<double>{4, 10, 5, 11}));
   CHECK_THROWS(mm(a, a), "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)");
-  CHECK_THROWS(mm(a, Tensor::zeros({3, 2}, ScalarType::Float64)), "same dtype");
-  CHECK_THROWS(mm(Tensor::zeros({3}), b), "mm: self must be a 2-d tensor");
-  Tensor ints = Tensor::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
+  CHECK_THROWS(mm(a, TensorBase::zeros({3, 2}, ScalarType::Float64)), "same dtype");
+  CHECK_THROWS(mm(TensorBase::zeros({3}), b), "mm: self must be a 2-d tensor");
+  TensorBase ints = TensorBase::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
   CHECK_EQ(mm(ints, ints).to_vector<int64_t>(), (std::vector<int64_t>{7, 10, 15, 22}));
   // bmm and addmm (beta * self + alpha * product, self broadcast; beta = 0 ignores a nan self).
-  Tensor batch = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  TensorBase batch = TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   CHECK_EQ(ops::bmm::call(batch, batch).to_vector<double>(), (std::vector<double>{7, 10, 15, 22, 67, 78, 91, 106}));
-  Tensor bias = Tensor::from_vector<float>({10, 20});
+  TensorBase bias = TensorBase::from_vector<float>({10, 20});
   CHECK_EQ(ops::addmm::call(bias, a, b, 2, 1).to_vector<double>(), (std::vector<double>{24, 45, 30, 51}));
-  Tensor nan_self = Tensor::full({2, 2}, std::nan(""), ScalarType::Float32);
+  TensorBase nan_self = TensorBase::full({2, 2}, std::nan(""), ScalarType::Float32);
   CHECK_EQ(ops::addmm::call(nan_self, a, b, 0, 1).to_vector<double>(), (std::vector<double>{4, 5, 10, 11}));
-  Tensor acc = Tensor::from_vector<float>({1, 1, 1, 1}, {2, 2});
+  TensorBase acc = TensorBase::from_vector<float>({1, 1, 1, 1}, {2, 2});
   ops::addmm_::call(acc, a, b, 1, 1);  // in place: self is both the bias and the output
   CHECK_EQ(acc.to_vector<double>(), (std::vector<double>{5, 6, 11, 12}));
   // matmul: dot, matrix-vector, vector-matrix, 2-d, folded and broadcast batches.
-  Tensor v = Tensor::from_vector<float>({1, 1, 1});
-  Tensor dot = matmul(v, Tensor::from_vector<float>({1, 2, 3}));
+  TensorBase v = TensorBase::from_vector<float>({1, 1, 1});
+  TensorBase dot = matmul(v, TensorBase::from_vector<float>({1, 2, 3}));
   CHECK_EQ(dot.dim(), 0);
   CHECK_EQ(host::item<double>(dot), 6.0);
   CHECK_EQ(matmul(a, v).to_vector<double>(), (std::vector<double>{6, 15}));
-  CHECK_EQ(matmul(Tensor::from_vector<float>({1, 1}), a).to_vector<double>(), (std::vector<double>{5, 7, 9}));
+  CHECK_EQ(matmul(TensorBase::from_vector<float>({1, 1}), a).to_vector<double>(), (std::vector<double>{5, 7, 9}));
   CHECK_EQ(matmul(a, b).to_vector<double>(), (std::vector<double>{4, 5, 10, 11}));
-  Tensor folded = matmul(batch, Tensor::from_vector<float>({1, -1}));
+  TensorBase folded = matmul(batch, TensorBase::from_vector<float>({1, -1}));
   CHECK(folded.sizes() == IntArrayRef({2, 2}));
   CHECK_EQ(folded.to_vector<double>(), (std::vector<double>{-1, -1, -1, -1}));
-  Tensor broadcast = matmul(host::unsqueeze(ints, 0), Tensor::from_vector<int64_t>({1, 0, 0, 1, 2, 0, 0, 2}, {2, 1, 2, 2}));
+  TensorBase broadcast = matmul(host::unsqueeze(ints, 0), TensorBase::from_vector<int64_t>({1, 0, 0, 1, 2, 0, 0, 2}, {2, 1, 2, 2}));
   CHECK(broadcast.sizes() == IntArrayRef({2, 1, 2, 2}));
   CHECK_EQ(broadcast.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 2, 4, 6, 8}));
-  CHECK_THROWS(matmul(v, Tensor::from_vector<float>({1, 2})), "matmul: shapes [3] and [2] cannot be multiplied (3 != 2)");
-  CHECK_THROWS(matmul(Tensor::zeros({2, 2, 2}), Tensor::zeros({3, 2, 2})), "matmul: the batch dimensions");
+  CHECK_THROWS(matmul(v, TensorBase::from_vector<float>({1, 2})), "matmul: shapes [3] and [2] cannot be multiplied (3 != 2)");
+  CHECK_THROWS(matmul(TensorBase::zeros({2, 2, 2}), TensorBase::zeros({3, 2, 2})), "matmul: the batch dimensions");
   CHECK(matmul(meta_tensor({4}), meta_tensor({4, 7})).sizes() == IntArrayRef({7}));
   CHECK(matmul(meta_tensor({5, 1, 2, 4}), meta_tensor({3, 4, 7})).sizes() == IntArrayRef({5, 3, 2, 7}));
 }
 
 TEST(kernel_factories) {
-  Tensor e = empty({2, 3});
+  TensorBase e = empty({2, 3});
   CHECK_EQ(e.dtype(), ScalarType::Float32);
   CHECK(e.device().is_cpu());
-  Tensor cl = empty({2, 3, 4, 5}, none, none, MemoryFormat::ChannelsLast);
+  TensorBase cl = empty({2, 3, 4, 5}, none, none, MemoryFormat::ChannelsLast);
   CHECK(cl.strides() == IntArrayRef({60, 1, 15, 3}));
   CHECK_THROWS(empty({2}, none, none, MemoryFormat::ChannelsLast),
                "channels_last needs a 4-d shape");
-  Tensor z = zeros({2, 2}, ScalarType::Int64);
+  TensorBase z = zeros({2, 2}, ScalarType::Int64);
   CHECK_EQ(z.to_vector<int64_t>(), (std::vector<int64_t>(4, 0)));
-  Tensor out = Tensor::empty({1}, ScalarType::Float32);
+  TensorBase out = TensorBase::empty({1}, ScalarType::Float32);
   ops::zeros_out::call({3}, out);
   CHECK_EQ(out.to_vector<double>(), (std::vector<double>(3, 0.0)));
   CHECK_EQ(ops::ones::call({2}, ScalarType::Int32, none, none, none).to_vector<int64_t>(), (std::vector<int64_t>{1, 1}));
-  Tensor full = ops::full::call({3}, 2.5, none, none, none, none);
+  TensorBase full = ops::full::call({3}, 2.5, none, none, none, none);
   CHECK_EQ(full.dtype(), ScalarType::Float32);  // a Python float fills float32 by default
   CHECK_EQ(full.to_vector<double>(), (std::vector<double>(3, 2.5)));
   CHECK_EQ(ops::full::call({1}, int64_t{7}, none, none, none, none).dtype(), ScalarType::Int64);
   CHECK_EQ(ops::full::call({1}, true, none, none, none, none).dtype(), ScalarType::Bool);
   CHECK_THROWS(ops::full::call({1}, int64_t{1} << 40, ScalarType::Int32, none, none, none),
                "fill_: value 1099511627776 cannot be converted to int32 without overflow");
-  Tensor strided = ops::empty_strided::call({2, 3}, {1, 2}, none, none, none, none);
+  TensorBase strided = ops::empty_strided::call({2, 3}, {1, 2}, none, none, none, none);
   CHECK(strided.strides() == IntArrayRef({1, 2}));
   CHECK(ops::empty_strided::call({2, 3}, {1, 2}, none, none, kMeta, none).is_meta());
-  Tensor r = ops::arange_start_step::call(1, 2, 0.25, none, none, none, none);
+  TensorBase r = ops::arange_start_step::call(1, 2, 0.25, none, none, none, none);
   CHECK_EQ(r.dtype(), ScalarType::Float32);
   CHECK_EQ(r.to_vector<double>(), (std::vector<double>{1, 1.25, 1.5, 1.75}));
   CHECK_EQ(ops::arange::call(4, none, none, none, none).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3}));
   CHECK_THROWS(ops::arange_start_step::call(0, 3, 0, none, none, none, none), "arange: step must be");
-  Tensor grown = Tensor::empty({1}, ScalarType::Int64);
+  TensorBase grown = TensorBase::empty({1}, ScalarType::Int64);
   ops::arange_start_out::call(5, 0, -2, grown);  // resized to the range's length
   CHECK_EQ(grown.to_vector<int64_t>(), (std::vector<int64_t>{5, 3, 1}));
   {
@@ -329,70 +329,70 @@ TEST(kernel_factories) {
 }
 
 TEST(kernel_view_copy_and_copy) {
-  Tensor a = Tensor::from_vector<int64_t>({0, 1, 2, 3, 4, 5}, {2, 3});
-  Tensor v = view(a, {3, 2});
+  TensorBase a = TensorBase::from_vector<int64_t>({0, 1, 2, 3, 4, 5}, {2, 3});
+  TensorBase v = view(a, {3, 2});
   CHECK(v.is_alias_of(a));
   CHECK_THROWS(view(host::transpose(a, 0, 1), {6}), "call contiguous() first");
   // view_copy is generated: the view, then a contiguous copy (so it fails where view fails).
   CHECK_THROWS(ops::view_copy::call(host::transpose(a, 0, 1), {6}), "call contiguous() first");
-  Tensor c = ops::view_copy::call(host::transpose(a, 0, 1), {3, 2});
+  TensorBase c = ops::view_copy::call(host::transpose(a, 0, 1), {3, 2});
   CHECK(!c.is_alias_of(a));
   CHECK(c.is_contiguous());
   CHECK_EQ(c.to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
-  Tensor dst = Tensor::zeros({2, 3}, ScalarType::Float64);
-  copy_(dst, Tensor::from_vector<int32_t>({7, 8, 9}));
+  TensorBase dst = TensorBase::zeros({2, 3}, ScalarType::Float64);
+  copy_(dst, TensorBase::from_vector<int32_t>({7, 8, 9}));
   CHECK_EQ(dst.to_vector<double>(), (std::vector<double>{7, 8, 9, 7, 8, 9}));
-  CHECK_THROWS(copy_(dst, Tensor::zeros({4})), "copy_: src of shape [4] cannot be broadcast to self's shape [2, 3]");
-  Tensor fresh = ops::copy::call(dst, Tensor::scalar_tensor(1.5), false);  // autogen functional: clone, then copy_
+  CHECK_THROWS(copy_(dst, TensorBase::zeros({4})), "copy_: src of shape [4] cannot be broadcast to self's shape [2, 3]");
+  TensorBase fresh = ops::copy::call(dst, TensorBase::scalar_tensor(1.5), false);  // autogen functional: clone, then copy_
   CHECK_EQ(fresh.to_vector<double>(), std::vector<double>(6, 1.5));
   CHECK_EQ(dst.to_vector<double>(), (std::vector<double>{7, 8, 9, 7, 8, 9}));
-  Tensor m = meta_tensor({2, 3});
+  TensorBase m = meta_tensor({2, 3});
   copy_(m, dst);  // shape check only
   CHECK_THROWS(copy_(dst, m), "copy_: cannot copy out of a meta tensor");
   // copy_ from an overlapping view of itself reads everything first.
-  Tensor sq = Tensor::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
+  TensorBase sq = TensorBase::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
   copy_(sq, host::transpose(sq, 0, 1));
   CHECK_EQ(sq.to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2, 4}));
-  Tensor cl = ops::clone::call(host::transpose(a, 0, 1), none);
+  TensorBase cl = ops::clone::call(host::transpose(a, 0, 1), none);
   CHECK(cl.is_contiguous() && !cl.is_alias_of(a));
   CHECK_EQ(cl.to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
   CHECK(ops::clone::call(m, none).is_meta());
 }
 
 TEST(kernel_to_and_contiguous) {
-  Tensor a = Tensor::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase a = TensorBase::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK(ops::to_dtype::call(a, ScalarType::Int32, false, false, none).is_alias_of(a));
   CHECK(!ops::to_dtype::call(a, ScalarType::Int32, false, true, none).is_alias_of(a));
-  Tensor f = ops::to_dtype::call(a, ScalarType::Float64, false, false, none);
+  TensorBase f = ops::to_dtype::call(a, ScalarType::Float64, false, false, none);
   CHECK_EQ(f.dtype(), ScalarType::Float64);
   CHECK_EQ(f.to_vector<double>(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
   CHECK(ops::to_device::call(a, Device(DeviceType::CPU, 0), ScalarType::Int32, false, false, none).is_alias_of(a));
-  Tensor onmeta = ops::to_dtype_layout::call(a, none, none, kMeta, none, false, false, none);
+  TensorBase onmeta = ops::to_dtype_layout::call(a, none, none, kMeta, none, false, false, none);
   CHECK(onmeta.is_meta() && onmeta.sizes() == a.sizes());
-  Tensor copied = ops::_to_copy::call(a, ScalarType::Bool, none, none, none, false, none);
+  TensorBase copied = ops::_to_copy::call(a, ScalarType::Bool, none, none, none, false, none);
   CHECK_EQ(copied.to_vector<int64_t>(), (std::vector<int64_t>(6, 1)));
-  Tensor t = host::transpose(a, 0, 1);
+  TensorBase t = host::transpose(a, 0, 1);
   CHECK(ops::contiguous::call(a, MemoryFormat::Contiguous).is_alias_of(a));
-  Tensor tc = ops::contiguous::call(t, MemoryFormat::Contiguous);
+  TensorBase tc = ops::contiguous::call(t, MemoryFormat::Contiguous);
   CHECK(tc.is_contiguous() && !tc.is_alias_of(a));
   CHECK_EQ(tc.to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
   CHECK(ops::reshape::call(a, {3, -1}).is_alias_of(a));
-  Tensor r = ops::reshape::call(t, {-1});
+  TensorBase r = ops::reshape::call(t, {-1});
   CHECK(!r.is_alias_of(a));
   CHECK_EQ(r.to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
   CHECK_THROWS(ops::reshape::call(a, {4, -1}), "reshape: shape [4, -1] is invalid for 6 elements");
 }
 
 TEST(kernel_views) {
-  Tensor a = Tensor::from_vector<double>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
-  Tensor s = ops::slice_Tensor::call(a, 1, -3, none, 2);
+  TensorBase a = TensorBase::from_vector<double>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  TensorBase s = ops::slice_Tensor::call(a, 1, -3, none, 2);
   CHECK(s.is_alias_of(a) && s.sizes() == IntArrayRef({3, 2}));
   CHECK_EQ(s.to_vector<double>(), (std::vector<double>{1, 3, 5, 7, 9, 11}));
-  Tensor row = ops::select_int::call(a, 0, -1);
+  TensorBase row = ops::select_int::call(a, 0, -1);
   CHECK_EQ(row.to_vector<double>(), (std::vector<double>{8, 9, 10, 11}));
   ops::fill__Scalar::call(row, -1);  // writes through the view
   CHECK_EQ(host::item<double>(host::select(host::select(a, 0, 2), 0, 0)), -1.0);
-  Tensor e = ops::expand::call(host::unsqueeze(a, 0), {2, -1, -1}, false);
+  TensorBase e = ops::expand::call(host::unsqueeze(a, 0), {2, -1, -1}, false);
   CHECK(e.sizes() == IntArrayRef({2, 3, 4}) && e.stride(0) == 0);
   CHECK(ops::squeeze_dims::call(host::unsqueeze(a, 1), {1, -1}).sizes() == IntArrayRef({3, 4}));
   CHECK(ops::transpose_int::call(meta_tensor({2, 5}), -1, 0).sizes() == IntArrayRef({5, 2}));
@@ -410,12 +410,12 @@ TEST(kernel_random) {
   CHECK_EQ(w.w[3], 0x9b00dbd8u);
   Generator gen;
   gen.manual_seed(17);
-  Tensor u = ops::rand::call({1000}, gen, ScalarType::Float64, none, none, none);
+  TensorBase u = ops::rand::call({1000}, gen, ScalarType::Float64, none, none, none);
   CHECK_EQ(gen.offset(), uint64_t{1000});
   for (double x : u.to_vector<double>()) CHECK(x >= 0.0 && x < 1.0);
   gen.manual_seed(17);
   CHECK(host::equal(ops::rand::call({1000}, gen, ScalarType::Float64, none, none, none), u));
-  Tensor n = Tensor::empty({4}, ScalarType::Float32);
+  TensorBase n = TensorBase::empty({4}, ScalarType::Float32);
   ops::normal_::call(n, 3.0, 0.0, gen);
   CHECK_EQ(n.to_vector<double>(), (std::vector<double>(4, 3.0)));
   ops::uniform_::call(n, 2.0, 2.0, gen);

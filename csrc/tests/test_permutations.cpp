@@ -19,13 +19,13 @@ using namespace op;
 namespace {
 
 template <int N>
-Tensor marked(const Tensor&) {
-  return Tensor::full({1}, N, ScalarType::Int64);
+TensorBase marked(const TensorBase&) {
+  return TensorBase::full({1}, N, ScalarType::Int64);
 }
 
 void boxed_marker(const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
   stack->clear();
-  stack->push_back(Tensor::full({1}, 1000 + index_of(ks.highest()), ScalarType::Int64));
+  stack->push_back(TensorBase::full({1}, 1000 + index_of(ks.highest()), ScalarType::Int64));
 }
 
 using Make = std::function<RegistrationHandle(Dispatcher&)>;
@@ -49,8 +49,8 @@ Reg fallback(DispatchKey key, KernelFunction k, const char* label) {
           [=](Dispatcher& d) { return d.fallback(key, k, "twin"); }};
 }
 
-Tensor on(DeviceType type) {
-  return type == DeviceType::Meta ? Tensor::empty({1}, type) : Tensor::zeros({1}, Device(type));
+TensorBase on(DeviceType type) {
+  return type == DeviceType::Meta ? TensorBase::empty({1}, type) : TensorBase::zeros({1}, Device(type));
 }
 
 // Everything observable about the operators: dumps, tables, and what a call does.

@@ -9,9 +9,9 @@ using namespace op;
 
 namespace {
 
-Tensor id(const Tensor& x) { return x; }
-Tensor other_id(const Tensor& x) { return x; }
-int64_t wrong_sig(const Tensor&, int64_t n) { return n; }
+TensorBase id(const TensorBase& x) { return x; }
+TensorBase other_id(const TensorBase& x) { return x; }
+int64_t wrong_sig(const TensorBase&, int64_t n) { return n; }
 
 struct Snapshot {
   std::string dump;
@@ -31,8 +31,8 @@ OP_LIBRARY_IMPL(regtest, Meta, m) { m.impl("static_op", KernelFunction::make<&id
 
 TEST(static_registration_happened) {
   CHECK(static_registration_errors().empty());
-  auto op = Dispatcher::singleton().find_op_or_throw("regtest::static_op").typed<Tensor(const Tensor&)>();
-  Tensor t = Tensor::zeros({1});
+  auto op = Dispatcher::singleton().find_op_or_throw("regtest::static_op").typed<TensorBase(const TensorBase&)>();
+  TensorBase t = TensorBase::zeros({1});
   CHECK(op.call(t).is_alias_of(t));
   auto table = Dispatcher::singleton().dump_table("regtest::static_op");
   CHECK_EQ(table, (std::vector<std::pair<std::string, std::string>>{{"CPU", "static_cpu"}, {"Meta", "static_meta"}}));
@@ -86,8 +86,8 @@ TEST(conflicting_registrations_throw_and_change_nothing) {
   def.release();
   CHECK_THROWS(d.def("r::f(Tensor x, int n) -> Tensor"), "conflicts with kernel 'cpu2' at CPU");
   auto def2 = d.def("r::f(Tensor x) -> Tensor");
-  Tensor t = Tensor::zeros({1});
-  CHECK(d.find_op_or_throw("r::f").typed<Tensor(const Tensor&)>().call(t).is_alias_of(t));
+  TensorBase t = TensorBase::zeros({1});
+  CHECK(d.find_op_or_throw("r::f").typed<TensorBase(const TensorBase&)>().call(t).is_alias_of(t));
   d.check_invariants("r::f");
 }
 
@@ -110,7 +110,7 @@ TEST(conflicts_are_symmetric) {
   {
     Dispatcher d;
     auto a = d.impl("r::f", DispatchKey::CPU, KernelFunction::make<&id>(), "a");
-    CHECK_THROWS(d.impl("r::f", DispatchKey::Meta, KernelFunction::from_unboxed([](Tensor x) { return x; }), "b"),
+    CHECK_THROWS(d.impl("r::f", DispatchKey::Meta, KernelFunction::from_unboxed([](TensorBase x) { return x; }), "b"),
                  "all typed kernels of an operator share one signature");
   }
 }

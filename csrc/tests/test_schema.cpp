@@ -104,7 +104,7 @@ TEST(schema_errors_match_opgen) {
 }
 
 TEST(schema_types_match_ivalues) {
-  Tensor t = Tensor::zeros({1});
+  TensorBase t = TensorBase::zeros({1});
   CHECK(ivalue_matches(IValue(t), parse_type("Tensor")));
   CHECK(ivalue_matches(IValue(), parse_type("Tensor?")));
   CHECK(!ivalue_matches(IValue(), parse_type("Tensor")));
@@ -113,7 +113,7 @@ TEST(schema_types_match_ivalues) {
   CHECK(ivalue_matches(IValue(std::vector<int64_t>{1, 2}), parse_type("int[2]")));
   CHECK(ivalue_matches(IValue(std::vector<int64_t>{1}), parse_type("int[2]")));  // the size is for bare ints
   CHECK(ivalue_matches(IValue(true), parse_type("Scalar")));
-  CHECK(ivalue_matches(IValue(std::vector<std::optional<Tensor>>{t}), parse_type("Tensor?[]")));
+  CHECK(ivalue_matches(IValue(std::vector<std::optional<TensorBase>>{t}), parse_type("Tensor?[]")));
   CHECK(ivalue_matches(IValue(0), parse_type("MemoryFormat?")));
   CHECK(!ivalue_matches(IValue(0), parse_type("Generator?")));
   CHECK_EQ(parse_type("SymInt[]?").boxed_kind(), "int[]?");

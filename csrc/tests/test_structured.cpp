@@ -19,7 +19,7 @@ namespace {
 
 // A structured elementwise operator the way hand-written kernels define one...
 struct TestAddMeta : TensorIteratorBase {
-  void meta(const Tensor& a, const Tensor& b) { build_borrowing_binary_op(maybe_get_output(), a, b, "test_add"); }
+  void meta(const TensorBase& a, const TensorBase& b) { build_borrowing_binary_op(maybe_get_output(), a, b, "test_add"); }
 };
 struct TestAdd : TestAddMeta {
   void impl() {
@@ -33,39 +33,39 @@ struct Functional final : TestAdd {
   void set_output_raw_strided(int64_t i, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
     outputs_[i] = impl::create_out(sizes, strides, options);
   }
-  const Tensor& maybe_get_output(int64_t i) override { return outputs_[i]; }
-  std::array<Tensor, 1> outputs_;
+  const TensorBase& maybe_get_output(int64_t i) override { return outputs_[i]; }
+  std::array<TensorBase, 1> outputs_;
 };
 struct Inplace final : TestAdd {
-  explicit Inplace(const Tensor& self) : self_(&self) {}
+  explicit Inplace(const TensorBase& self) : self_(&self) {}
   void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef, TensorOptions options) override {
     impl::check_inplace(*self_, sizes, options);
   }
-  const Tensor& maybe_get_output(int64_t) override { return *self_; }
-  const Tensor* self_;
+  const TensorBase& maybe_get_output(int64_t) override { return *self_; }
+  const TensorBase* self_;
 };
 struct Out final : TestAdd {
-  explicit Out(const Tensor& out) : out_(&out) {}
+  explicit Out(const TensorBase& out) : out_(&out) {}
   void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
     impl::resize_out(*out_, sizes, strides, options);
   }
-  const Tensor& maybe_get_output(int64_t) override { return *out_; }
-  const Tensor* out_;
+  const TensorBase& maybe_get_output(int64_t) override { return *out_; }
+  const TensorBase* out_;
 };
 
-Tensor add(const Tensor& a, const Tensor& b) {
+TensorBase add(const TensorBase& a, const TensorBase& b) {
   Functional k;
   k.meta(a, b);
   if (!k.output().is_meta()) k.impl();
   return k.outputs_[0];
 }
-const Tensor& add_(const Tensor& self, const Tensor& b) {
+const TensorBase& add_(const TensorBase& self, const TensorBase& b) {
   Inplace k(self);
   k.meta(self, b);
   k.impl();
   return self;
 }
-const Tensor& add_out(const Tensor& a, const Tensor& b, const Tensor& out) {
+const TensorBase& add_out(const TensorBase& a, const TensorBase& b, const TensorBase& out) {
   Out k(out);
   k.meta(a, b);
   k.impl();
@@ -77,27 +77,27 @@ struct Less final : TensorIteratorBase {
   void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
     out_ = impl::create_out(sizes, strides, options);
   }
-  const Tensor& maybe_get_output(int64_t) override { return out_; }
-  Tensor run(const Tensor& a, const Tensor& b) {
+  const TensorBase& maybe_get_output(int64_t) override { return out_; }
+  TensorBase run(const TensorBase& a, const TensorBase& b) {
     build_borrowing_comparison_op(maybe_get_output(0), a, b, "test_lt");
     OP_DISPATCH_ALL_TYPES(common_dtype(), "test_lt",
                           { for_each_element<scalar_t>([](scalar_t x, scalar_t y) { return x < y; }); });
     return out_;
   }
-  Tensor out_;
+  TensorBase out_;
 };
 struct Half final : TensorIteratorBase {
   void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
     out_ = impl::create_out(sizes, strides, options);
   }
-  const Tensor& maybe_get_output(int64_t) override { return out_; }
-  Tensor run(const Tensor& a) {
+  const TensorBase& maybe_get_output(int64_t) override { return out_; }
+  TensorBase run(const TensorBase& a) {
     build_borrowing_unary_float_op(maybe_get_output(0), a, "test_half");
     OP_DISPATCH_ALL_TYPES(common_dtype(), "test_half",
                           { for_each_element<scalar_t>([](scalar_t x) -> scalar_t { return x / 2; }); });
     return out_;
   }
-  Tensor out_;
+  TensorBase out_;
 };
 
 const Device kMeta{DeviceType::Meta};
@@ -114,54 +114,54 @@ TEST(broadcast_shapes_align_from_the_right) {
 }
 
 TEST(iterator_broadcasts_and_computes) {
-  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor b = Tensor::from_vector<float>({10, 20, 30});
-  Tensor c = add(a, b);
+  TensorBase a = TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase b = TensorBase::from_vector<float>({10, 20, 30});
+  TensorBase c = add(a, b);
   CHECK(c.sizes() == IntArrayRef({2, 3}));
   CHECK_EQ(c.to_vector<double>(), (std::vector<double>{11, 22, 33, 14, 25, 36}));
-  Tensor col = Tensor::from_vector<int64_t>({100, 200}, {2, 1});
-  CHECK_EQ(add(col, Tensor::from_vector<int64_t>({1, 2, 3})).to_vector<int64_t>(),
+  TensorBase col = TensorBase::from_vector<int64_t>({100, 200}, {2, 1});
+  CHECK_EQ(add(col, TensorBase::from_vector<int64_t>({1, 2, 3})).to_vector<int64_t>(),
            (std::vector<int64_t>{101, 102, 103, 201, 202, 203}));
   // Strided (transposed) inputs read correctly.
-  Tensor at = host::transpose(a, 0, 1);
+  TensorBase at = host::transpose(a, 0, 1);
   CHECK_EQ(add(at, at).to_vector<double>(), (std::vector<double>{2, 8, 4, 10, 6, 12}));
-  CHECK_THROWS(add(a, Tensor::from_vector<float>({1, 2})),
+  CHECK_THROWS(add(a, TensorBase::from_vector<float>({1, 2})),
                "test_add: The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1");
 }
 
 TEST(iterator_promotes_dtypes_with_zero_dim_tensors_as_numbers) {
-  Tensor i32 = Tensor::from_vector<int32_t>({1, 2});
-  Tensor f32 = Tensor::from_vector<float>({0.5f, 0.25f});
-  Tensor r = add(i32, f32);
+  TensorBase i32 = TensorBase::from_vector<int32_t>({1, 2});
+  TensorBase f32 = TensorBase::from_vector<float>({0.5f, 0.25f});
+  TensorBase r = add(i32, f32);
   CHECK_EQ(r.dtype(), ScalarType::Float32);
   CHECK_EQ(r.to_vector<double>(), (std::vector<double>{1.5, 2.25}));
-  CHECK_EQ(add(i32, Tensor::scalar_tensor(int64_t{5})).dtype(), ScalarType::Int32);  // same category: tensor wins
-  CHECK_EQ(add(f32, Tensor::scalar_tensor(1.0)).dtype(), ScalarType::Float32);
-  Tensor up = add(i32, Tensor::scalar_tensor(0.5));  // higher category counts
+  CHECK_EQ(add(i32, TensorBase::scalar_tensor(int64_t{5})).dtype(), ScalarType::Int32);  // same category: tensor wins
+  CHECK_EQ(add(f32, TensorBase::scalar_tensor(1.0)).dtype(), ScalarType::Float32);
+  TensorBase up = add(i32, TensorBase::scalar_tensor(0.5));  // higher category counts
   CHECK_EQ(up.dtype(), ScalarType::Float64);
   CHECK_EQ(up.to_vector<double>(), (std::vector<double>{1.5, 2.5}));
-  Tensor bools = Tensor::from_vector<bool>({true, false});
-  Tensor ored = add(bools, bools);
+  TensorBase bools = TensorBase::from_vector<bool>({true, false});
+  TensorBase ored = add(bools, bools);
   CHECK_EQ(ored.dtype(), ScalarType::Bool);
   CHECK_EQ(ored.to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
 }
 
 TEST(iterator_comparison_and_float_ops) {
-  Tensor lt = Less().run(Tensor::from_vector<int64_t>({1, 5, 3}), Tensor::from_vector<double>({2.0, 2.0, 3.0}));
+  TensorBase lt = Less().run(TensorBase::from_vector<int64_t>({1, 5, 3}), TensorBase::from_vector<double>({2.0, 2.0, 3.0}));
   CHECK_EQ(lt.dtype(), ScalarType::Bool);
   CHECK_EQ(lt.to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 0}));
-  Tensor half = Half().run(Tensor::from_vector<int32_t>({1, 4}));
+  TensorBase half = Half().run(TensorBase::from_vector<int32_t>({1, 4}));
   CHECK_EQ(half.dtype(), ScalarType::Float32);
   CHECK_EQ(half.to_vector<double>(), (std::vector<double>{0.5, 2.0}));
-  CHECK_EQ(Half().run(Tensor::from_vector<double>({3.0})).dtype(), ScalarType::Float64);
+  CHECK_EQ(Half().run(TensorBase::from_vector<double>({3.0})).dtype(), ScalarType::Float64);
 }
 
 TEST(iterator_devices) {
-  Tensor cpu = Tensor::from_vector<float>({1, 2});
-  Tensor meta = Tensor::empty({3, 2}, TensorOptions(ScalarType::Float32).with_device(kMeta));
+  TensorBase cpu = TensorBase::from_vector<float>({1, 2});
+  TensorBase meta = TensorBase::empty({3, 2}, TensorOptions(ScalarType::Float32).with_device(kMeta));
   CHECK_THROWS(add(cpu, meta), "test_add: expected all tensors on the same device, but tensor a is on cpu and tensor b is on meta");
   // A 0-d cpu tensor joins any device, like a number; meta outputs have shape only.
-  Tensor m = add(meta, Tensor::scalar_tensor(2.0));
+  TensorBase m = add(meta, TensorBase::scalar_tensor(2.0));
   CHECK(m.is_meta());
   CHECK(m.sizes() == IntArrayRef({3, 2}));
   CHECK_EQ(m.dtype(), ScalarType::Float32);
@@ -173,40 +173,40 @@ TEST(iterator_devices) {
 }
 
 TEST(inplace_checks_shape_dtype_and_device) {
-  Tensor self = Tensor::from_vector<float>({1, 2});
-  add_(self, Tensor::from_vector<double>({0.5, 0.5}));  // float64 result casts into float32
+  TensorBase self = TensorBase::from_vector<float>({1, 2});
+  add_(self, TensorBase::from_vector<double>({0.5, 0.5}));  // float64 result casts into float32
   CHECK_EQ(self.to_vector<double>(), (std::vector<double>{1.5, 2.5}));
-  CHECK_THROWS(add_(self, Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {3, 2})),
+  CHECK_THROWS(add_(self, TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6}, {3, 2})),
                "output with shape [2] doesn't match the broadcast shape [3, 2]");
-  Tensor ints = Tensor::from_vector<int64_t>({1, 2});
-  CHECK_THROWS(add_(ints, Tensor::from_vector<float>({1, 2})),
+  TensorBase ints = TensorBase::from_vector<int64_t>({1, 2});
+  CHECK_THROWS(add_(ints, TensorBase::from_vector<float>({1, 2})),
                "result type float32 can't be cast to the desired output type int64");
   CHECK_THROWS(impl::check_inplace(self, {2}, TensorOptions(ScalarType::Float32).with_device(kMeta)),
                "the result is on device meta but the tensor written to is on cpu");
   // Output overlapping an input in another layout: computed through a buffer.
-  Tensor sq = Tensor::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
+  TensorBase sq = TensorBase::from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
   add_(sq, host::transpose(sq, 0, 1));
   CHECK_EQ(sq.to_vector<int64_t>(), (std::vector<int64_t>{2, 5, 5, 8}));
 }
 
 TEST(out_is_resized_in_place_and_checked) {
-  Tensor out = Tensor::empty({0}, ScalarType::Float32);
-  Tensor second_handle = out;
-  add_out(Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<float>({10, 20}), out);
+  TensorBase out = TensorBase::empty({0}, ScalarType::Float32);
+  TensorBase second_handle = out;
+  add_out(TensorBase::from_vector<float>({1, 2, 3, 4}, {2, 2}), TensorBase::from_vector<float>({10, 20}), out);
   CHECK(second_handle.sizes() == IntArrayRef({2, 2}));
   CHECK_EQ(second_handle.to_vector<double>(), (std::vector<double>{11, 22, 13, 24}));
   // out keeps its dtype when the result casts into it without leaving its category.
-  CHECK_THROWS(add_out(Tensor::from_vector<float>({1}), Tensor::from_vector<float>({1}), Tensor::empty({1}, ScalarType::Int64)),
+  CHECK_THROWS(add_out(TensorBase::from_vector<float>({1}), TensorBase::from_vector<float>({1}), TensorBase::empty({1}, ScalarType::Int64)),
                "test_add: result type float32 can't be cast to the desired output type int64");
-  Tensor wide = Tensor::empty({1}, ScalarType::Float64);
-  add_out(Tensor::from_vector<int32_t>({1}), Tensor::from_vector<int32_t>({2}), wide);
+  TensorBase wide = TensorBase::empty({1}, ScalarType::Float64);
+  add_out(TensorBase::from_vector<int32_t>({1}), TensorBase::from_vector<int32_t>({2}), wide);
   CHECK_EQ(wide.dtype(), ScalarType::Float64);
   CHECK_EQ(wide.to_vector<double>(), (std::vector<double>{3}));
-  Tensor meta_out = Tensor::empty({1}, TensorOptions(ScalarType::Float32).with_device(kMeta));
+  TensorBase meta_out = TensorBase::empty({1}, TensorOptions(ScalarType::Float32).with_device(kMeta));
   CHECK_THROWS(impl::resize_out(meta_out, {1}, {}, TensorOptions(ScalarType::Float32).with_device(Device())),
                "Expected out tensor to have device cpu, but got meta instead");
   // Same sizes: left alone (strides too).
-  Tensor t = host::transpose(Tensor::zeros({2, 3}), 0, 1);
+  TensorBase t = host::transpose(TensorBase::zeros({2, 3}), 0, 1);
   impl::resize_out(t, {3, 2}, {}, ScalarType::Float32);
   CHECK(!t.is_contiguous());
 }
@@ -215,27 +215,27 @@ TEST(out_is_resized_in_place_and_checked) {
 // row), strided rows, dimensions reordered to follow the output, one element, no elements,
 // and the optional row function for contiguous rows.
 TEST(iterator_loop_layouts) {
-  Tensor m = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor col = Tensor::from_vector<int64_t>({10, 20}, {2, 1});
+  TensorBase m = TensorBase::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase col = TensorBase::from_vector<int64_t>({10, 20}, {2, 1});
   CHECK_EQ(add(m, col).to_vector<int64_t>(), (std::vector<int64_t>{11, 12, 13, 24, 25, 26}));
-  CHECK_EQ(add(col, Tensor::from_vector<int64_t>({1, 2, 3})).to_vector<int64_t>(),
+  CHECK_EQ(add(col, TensorBase::from_vector<int64_t>({1, 2, 3})).to_vector<int64_t>(),
            (std::vector<int64_t>{11, 12, 13, 21, 22, 23}));
-  CHECK_EQ(add(m, Tensor::scalar_tensor(int64_t{100})).to_vector<int64_t>(),
+  CHECK_EQ(add(m, TensorBase::scalar_tensor(int64_t{100})).to_vector<int64_t>(),
            (std::vector<int64_t>{101, 102, 103, 104, 105, 106}));
-  Tensor every_other = host::slice(Tensor::from_vector<int64_t>({1, 0, 2, 0, 3, 0}), 0, 0, 6, 2);
+  TensorBase every_other = host::slice(TensorBase::from_vector<int64_t>({1, 0, 2, 0, 3, 0}), 0, 0, 6, 2);
   CHECK_EQ(add(every_other, every_other).to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 6}));
   // In place on a transposed tensor: the loop walks the output's memory order.
-  Tensor t = host::transpose(host::clone(m), 0, 1);  // [3, 2], strides [1, 3]
-  add_(t, Tensor::from_vector<int64_t>({100, 200}));
+  TensorBase t = host::transpose(host::clone(m), 0, 1);  // [3, 2], strides [1, 3]
+  add_(t, TensorBase::from_vector<int64_t>({100, 200}));
   CHECK_EQ(t.to_vector<int64_t>(), (std::vector<int64_t>{101, 204, 102, 205, 103, 206}));
   // Reading a row of the output while writing it: computed through a buffer.
-  Tensor self = host::clone(m);
+  TensorBase self = host::clone(m);
   add_(self, host::select(self, 0, 0));
   CHECK_EQ(self.to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 6, 5, 7, 9}));
-  Tensor zero_d = add(Tensor::scalar_tensor(int64_t{2}), Tensor::scalar_tensor(int64_t{3}));
+  TensorBase zero_d = add(TensorBase::scalar_tensor(int64_t{2}), TensorBase::scalar_tensor(int64_t{3}));
   CHECK_EQ(zero_d.dim(), 0);
   CHECK_EQ(host::item<int64_t>(zero_d), 5);
-  CHECK(add(Tensor::empty({0, 3}, ScalarType::Float32), Tensor::from_vector<float>({1, 2, 3})).sizes() ==
+  CHECK(add(TensorBase::empty({0, 3}, ScalarType::Float32), TensorBase::from_vector<float>({1, 2, 3})).sizes() ==
         IntArrayRef({0, 3}));
 
   // A row function sees exactly the contiguous rows.
@@ -243,8 +243,8 @@ TEST(iterator_loop_layouts) {
     void set_output_raw_strided(int64_t, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) override {
       out_ = impl::create_out(sizes, strides, options);
     }
-    const Tensor& maybe_get_output(int64_t) override { return out_; }
-    Tensor run(const Tensor& a, std::vector<int64_t>* row_lengths) {
+    const TensorBase& maybe_get_output(int64_t) override { return out_; }
+    TensorBase run(const TensorBase& a, std::vector<int64_t>* row_lengths) {
       build_borrowing_unary_op(maybe_get_output(0), a, "test_double");
       for_each_element<float>([](float x) { return 2 * x; },
                               [row_lengths](float* out, const float* in, int64_t n) {
@@ -253,10 +253,10 @@ TEST(iterator_loop_layouts) {
                               });
       return out_;
     }
-    Tensor out_;
+    TensorBase out_;
   };
   std::vector<int64_t> rows;
-  Tensor f = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  TensorBase f = TensorBase::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK_EQ(Doubler().run(f, &rows).to_vector<double>(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
   CHECK_EQ(rows, (std::vector<int64_t>{6}));  // dimensions merged into one row
   rows.clear();
@@ -266,8 +266,8 @@ TEST(iterator_loop_layouts) {
 }
 
 TEST(resize_grows_storage_for_every_view) {
-  Tensor t = Tensor::from_vector<int32_t>({1, 2, 3});
-  Tensor alias = host::slice(t, 0, 0, 1);  // a view of the same storage
+  TensorBase t = TensorBase::from_vector<int32_t>({1, 2, 3});
+  TensorBase alias = host::slice(t, 0, 0, 1);  // a view of the same storage
   host::resize_(t, {2, 4});
   CHECK(t.sizes() == IntArrayRef({2, 4}));
   CHECK(t.strides() == IntArrayRef({4, 1}));
@@ -277,11 +277,11 @@ TEST(resize_grows_storage_for_every_view) {
   CHECK_EQ(t.get({0, 2}).to<int64_t>(), 3);
   host::resize_(t, {2});  // shrinking keeps the storage
   CHECK_EQ(t.to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
-  Tensor m = Tensor::empty({1}, TensorOptions(ScalarType::Float64).with_device(kMeta));
+  TensorBase m = TensorBase::empty({1}, TensorOptions(ScalarType::Float64).with_device(kMeta));
   host::resize_(m, {4, 4});
   CHECK_EQ(m.storage().nbytes(), size_t{128});
   static double data[2] = {1, 2};
-  Tensor ext = Tensor::from_storage(Storage::from_external(data, sizeof(data), Device(), [](void*) {}), {2}, {1}, 0,
+  TensorBase ext = TensorBase::from_storage(Storage::from_external(data, sizeof(data), Device(), [](void*) {}), {2}, {1}, 0,
                                     ScalarType::Float64);
   CHECK_THROWS(host::resize_(ext, {3}), "wraps external memory");
   host::resize_(ext, {1});  // fits: fine
@@ -289,34 +289,34 @@ TEST(resize_grows_storage_for_every_view) {
 }
 
 TEST(create_out_copy_to_out_and_clone_for_functional) {
-  Tensor m = impl::create_out({2, 3}, {}, TensorOptions(ScalarType::Int64).with_device(kMeta));
+  TensorBase m = impl::create_out({2, 3}, {}, TensorOptions(ScalarType::Int64).with_device(kMeta));
   CHECK(m.is_meta());
   CHECK(m.strides() == IntArrayRef({3, 1}));
-  Tensor s = impl::create_out({2, 3}, {1, 2}, ScalarType::Float32);
+  TensorBase s = impl::create_out({2, 3}, {1, 2}, ScalarType::Float32);
   CHECK(s.strides() == IntArrayRef({1, 2}));
   CHECK_EQ(s.device(), Device(DeviceType::CPU));
-  Tensor out = Tensor::empty({5}, ScalarType::Int64);
-  Tensor& r = impl::copy_to_out(out, Tensor::from_vector<int64_t>({7, 8}, {1, 2}));
+  TensorBase out = TensorBase::empty({5}, ScalarType::Int64);
+  TensorBase& r = impl::copy_to_out(out, TensorBase::from_vector<int64_t>({7, 8}, {1, 2}));
   CHECK(&r == &out);
   CHECK(out.sizes() == IntArrayRef({1, 2}));
   CHECK_EQ(out.to_vector<int64_t>(), (std::vector<int64_t>{7, 8}));
-  CHECK_THROWS(impl::copy_to_out(out, Tensor::from_vector<float>({1})), "Expected out tensor to have dtype float32");
-  Tensor t = host::transpose(Tensor::from_vector<int32_t>({1, 2, 3, 4}, {2, 2}), 0, 1);
-  Tensor c = impl::clone_for_functional(t);
+  CHECK_THROWS(impl::copy_to_out(out, TensorBase::from_vector<float>({1})), "Expected out tensor to have dtype float32");
+  TensorBase t = host::transpose(TensorBase::from_vector<int32_t>({1, 2, 3, 4}, {2, 2}), 0, 1);
+  TensorBase c = impl::clone_for_functional(t);
   CHECK(c.is_contiguous());
   CHECK(!c.is_alias_of(t));
   CHECK(host::equal(c, t));
 }
 
 TEST(view_strides_follow_memory_chunks) {
-  Tensor t = Tensor::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
-  Tensor even = host::slice(t, 1, 0, 4, 2);  // [3, 2], strides [4, 2]: every other element
-  Tensor flat = host::view(even, {6});
+  TensorBase t = TensorBase::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  TensorBase even = host::slice(t, 1, 0, 4, 2);  // [3, 2], strides [4, 2]: every other element
+  TensorBase flat = host::view(even, {6});
   CHECK(flat.is_alias_of(t));
   CHECK(flat.strides() == IntArrayRef({2}));
   CHECK_EQ(flat.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 4, 6, 8, 10}));
-  Tensor cols = host::slice(t, 1, 0, 2);  // [3, 2], strides [4, 1]: rows of two, gaps between
-  Tensor split = host::view(host::transpose(t, 0, 1), {2, 2, 3});  // splitting a dim is always fine
+  TensorBase cols = host::slice(t, 1, 0, 2);  // [3, 2], strides [4, 1]: rows of two, gaps between
+  TensorBase split = host::view(host::transpose(t, 0, 1), {2, 2, 3});  // splitting a dim is always fine
   CHECK(split.strides() == IntArrayRef({2, 1, 4}));
   CHECK_EQ(host::view(split, {4, 3}).get({3, 2}).to<int64_t>(), 11);
   CHECK_THROWS(host::view(cols, {6}), "not contiguous");
@@ -324,8 +324,8 @@ TEST(view_strides_follow_memory_chunks) {
   CHECK(!host::view_strides({3, 2}, {4, 1}, {6}).has_value());
   CHECK(!host::view_strides({3, 2}, {4, 1}, {2, 3}).has_value());
   CHECK_EQ(*host::view_strides({2, 3}, {3, 1}, {3, 1, 2}), (std::vector<int64_t>{2, 2, 1}));
-  CHECK(host::view(Tensor::zeros({0, 3}), {3, 0}).sizes() == IntArrayRef({3, 0}));
-  CHECK_EQ(host::view(Tensor::scalar_tensor(1), {1, 1}).numel(), 1);
+  CHECK(host::view(TensorBase::zeros({0, 3}), {3, 0}).sizes() == IntArrayRef({3, 0}));
+  CHECK_EQ(host::view(TensorBase::scalar_tensor(1), {1, 1}).numel(), 1);
 }
 
 TEST(backend_key_set_picks_the_device_backend) {

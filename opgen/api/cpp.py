@@ -1,13 +1,16 @@
 """The public C++ API: ``op::add(a, b, alpha)``, ``op::add_out(out, a, b)``, ``a.add(b)``.
 
-Free functions keep the schema's defaults.  Tensor methods are declared inside class
-``op::Tensor``, which every translation unit sees, so their declarations carry no default
-values: a default becomes one overload per omitted trailing argument, filled in by the
-definition in the group's own header.  Editing a default therefore rewrites only that
-group's header, not the class every object includes.
+Free functions take and return ``TensorBase``, the method-free runtime tensor, so kernels and
+generated code can call them without seeing any method.  Tensor methods are defined inside
+class ``op::Tensor`` (csrc/api/tensor.h, for code that calls methods); they return ``Tensor``
+so calls chain (``a.add(b).mul(c)``).  Each omitted trailing default is its own overload:
+overloads of different schemas that would collide (``sum()`` of ``sum`` and of ``sum.dim_IntList``)
+are then visible as the same C++ signature and declared once, where default values would make
+the call ambiguous.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..model.native_function import NativeFunction, cpp_name
@@ -30,6 +33,18 @@ class CppMethod:
     returns: str
     params: tuple[Binding, ...]  # no defaults
     call_args: tuple[str, ...]   # dispatcher order; `*this` for self, defaults filled in
+    returns_self: bool           # in-place: the handle returns self as TensorBase&, the method *this as Tensor&
+
+
+_TENSOR_BASE = re.compile(r"\bTensorBase\b")
+
+
+def _method_return(dispatcher_return: str) -> str:
+    """A method returns ``Tensor`` where the handle returns ``TensorBase`` (tuples convert too);
+    a vector cannot convert, so it stays ``std::vector<TensorBase>``."""
+    if "std::vector" in dispatcher_return:
+        return dispatcher_return
+    return _TENSOR_BASE.sub("Tensor", dispatcher_return)
 
 
 def _with_defaults(f: NativeFunction, order: list[int]) -> list[Binding]:
@@ -78,14 +93,17 @@ def methods(f: NativeFunction) -> list[CppMethod]:
         return []
     all_bindings = _with_defaults(f, list(range(len(list(f.func.arguments.all())))))
     self_binding = next(b for b in all_bindings if b.name == self_arg.name)
-    this = "const_cast<Tensor&>(*this)" if self_binding.type == "Tensor&" else "*this"
+    writes_self = self_binding.type == "TensorBase&"
+    this = "const_cast<Tensor&>(*this)" if writes_self else "*this"
     params = [b for b in all_bindings if b.name != self_arg.name]
     first_default = next((i for i, b in enumerate(params) if b.default is not None), len(params))
-    ret = dispatcher.return_type(f)
+    handle_returns = dispatcher.return_type(f)
+    returns_self = writes_self and handle_returns == "TensorBase&"
+    ret = _method_return(handle_returns)
     overloads = []
     for kept in range(first_default, len(params) + 1):
         given = {b.name for b in params[:kept]}
         call = tuple(this if b.name == self_arg.name else (b.name if b.name in given else b.default) for b in all_bindings)
         declared = tuple(Binding(b.name, b.type) for b in params[:kept])
-        overloads.append(CppMethod(cpp_name(f.func), ret, declared, call))
+        overloads.append(CppMethod(cpp_name(f.func), ret, declared, call, returns_self))
     return overloads

@@ -50,7 +50,7 @@ def impl_bindings(out: NativeFunction) -> list[Binding]:
             inputs.append(b)
     if out.precomputed:
         inputs.extend(Binding(a.name, types.argument_type(a)) for a in out.precomputed.add)
-    outputs = [Binding(a.name, "const Tensor&") for a in out.func.arguments.out]
+    outputs = [Binding(a.name, "const TensorBase&") for a in out.func.arguments.out]
     return inputs + outputs
 
 

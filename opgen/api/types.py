@@ -1,6 +1,9 @@
 """Schema types as C++ types of the runtime (csrc/core), for the dispatcher convention.
 
-Generated code lives inside ``namespace op``, so runtime types are written unqualified.
+Generated code lives inside ``namespace op``, so runtime types are written unqualified.  A
+tensor is ``TensorBase``, the runtime's tensor without operator methods: every generated
+declaration compiles against the method-free core, so an edit to one operator's methods
+recompiles only the code that calls methods (see csrc/api/tensor.h).
 Types our runtime lacks (Generator, Storage, Stream, ...) still get names, so the whole
 PyTorch yaml renders; only operators using them would fail to compile.
 """
@@ -18,10 +21,10 @@ _BY_VALUE = {
     BaseTy.Stream: "Stream", BaseTy.DimVector: "DimVector",
 }
 # Base types passed by const reference.
-_BY_REF = {BaseTy.Tensor: "Tensor", BaseTy.Scalar: "Scalar", BaseTy.Generator: "Generator",
+_BY_REF = {BaseTy.Tensor: "TensorBase", BaseTy.Scalar: "Scalar", BaseTy.Generator: "Generator",
            BaseTy.Storage: "Storage", BaseTy.GraphModule: "GraphModule"}
 # Element types of list arguments (lists are views: ArrayRef).
-_LIST_ELEM = {BaseTy.float: "double", BaseTy.Tensor: "Tensor", BaseTy.Scalar: "Scalar", BaseTy.Dimname: "Dimname"}
+_LIST_ELEM = {BaseTy.float: "double", BaseTy.Tensor: "TensorBase", BaseTy.Scalar: "Scalar", BaseTy.Dimname: "Dimname"}
 # Return types of base types (by value; mutable tensors are handled by the caller).
 _RETURN = {**_BY_VALUE, **_BY_REF, BaseTy.str: "std::string"}
 
@@ -41,7 +44,7 @@ def _list_type(t: ListType) -> str:
     if isinstance(elem, BaseType) and elem.name is BaseTy.bool:
         return "std::vector<bool>"  # a packed vector<bool> has no ArrayRef view
     if isinstance(elem, OptionalType) and elem.elem == BaseType(BaseTy.Tensor):
-        return "ArrayRef<std::optional<Tensor>>"
+        return "ArrayRef<std::optional<TensorBase>>"
     if isinstance(elem, BaseType) and elem.name in (BaseTy.int, BaseTy.SymInt):
         return "IntArrayRef"
     if isinstance(elem, BaseType) and elem.name in _LIST_ELEM:
@@ -61,7 +64,7 @@ def _by_value(t: Type) -> bool:
 def argument_type(a: Argument, *, mutable_is_const: bool = False) -> str:
     """Dispatcher convention: tensors by const reference, written tensors by reference."""
     if a.type == BaseType(BaseTy.Tensor) and a.is_write and not mutable_is_const:
-        return "Tensor&"
+        return "TensorBase&"
     cpp = value_type(a.type)
     return cpp if _by_value(a.type) else f"const {cpp}&"
 
@@ -78,9 +81,9 @@ def return_type(func: FunctionSchema, *, mutable_is_const: bool = False) -> str:
 
 def _one_return(r: Return, mutable_is_const: bool) -> str:
     if r.type == BaseType(BaseTy.Tensor) and r.is_write:
-        return "const Tensor&" if mutable_is_const else "Tensor&"
+        return "const TensorBase&" if mutable_is_const else "TensorBase&"
     if isinstance(r.type, ListType) and r.type.elem == BaseType(BaseTy.Tensor):
-        return "std::vector<Tensor>"
+        return "std::vector<TensorBase>"
     if isinstance(r.type, BaseType):
         return _RETURN[r.type.name]
     return value_type(r.type)

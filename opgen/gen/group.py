@@ -83,7 +83,8 @@ class GroupCodegen:
             out[layout.meta_header(g)] = self._meta_header()
         if self.methods:
             out[layout.methods_header(g)] = render("tensor_methods.h.j2", group=g, methods=[
-                {"returns": m.returns, "name": m.name, "params": params(m.params)} for _, m in self.methods])
+                {"returns": m.returns, "name": m.name, "params": params(m.params), "handle": dispatcher.handle_name(f),
+                 "args": ", ".join(m.call_args), "returns_self": m.returns_self} for f, m in self.methods])
         for key, wrappers in self.kernels.items():
             out[layout.key_source(g, key)] = self._key_source(key, wrappers)
         assert sorted(out) == self.files(), "files() and render() disagree"
@@ -111,9 +112,7 @@ class GroupCodegen:
     def _api_header(self) -> str:
         functions = [{"returns": fn.returns, "name": fn.name, "params": params(fn.params), "handle": dispatcher.handle_name(f),
                       "args": ", ".join(fn.call_args)} for f in self.group.functions for fn in cpp.functions(f)]
-        methods = [{"returns": m.returns, "name": m.name, "params": params(m.params), "handle": dispatcher.handle_name(f),
-                    "args": ", ".join(m.call_args)} for f, m in self.methods]
-        return render("operator_api.h.j2", group=self.name, functions=functions, methods=methods)
+        return render("operator_api.h.j2", group=self.name, functions=functions)
 
     def _meta_header(self) -> str:
         classes, includes = [], set()

@@ -200,7 +200,7 @@ def _out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: O
     lines = [f"auto result = {call};"]
     if len(outs) == 1 and isinstance(outs[0].type, ListType):
         name = outs[0].name
-        lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<Tensor&>({name}[i]), result[i]);")
+        lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<TensorBase&>({name}[i]), result[i]);")
     elif len(outs) == 1:
         lines.append(f"impl::copy_to_out({outs[0].name}, {'std::get<0>(result)' if len(functional.func.returns) > 1 else 'result'});")
     else:
@@ -216,7 +216,7 @@ def _functional_from_mutation(group_rel: GroupRelations, f: NativeFunction) -> l
     written = [a.name for a in mutation.func.arguments.all() if a.is_write]
     if any(a.type != TENSOR for a in mutation.func.arguments.all() if a.is_write):
         return [f'OP_CHECK(false, "{f.func.name}: functional variants of list-mutating operators are not generated");']
-    lines = [f"Tensor {name}_result = impl::clone_for_functional({name});" for name in written]
+    lines = [f"TensorBase {name}_result = impl::clone_for_functional({name});" for name in written]
     args = [f"{b.name}_result" if b.name in written else b.name for b in dispatcher.bindings(mutation)]
     if mutation.func.kind() is SchemaKind.inplace:
         lines.append(f"{_call(mutation, args)};")

@@ -12,9 +12,11 @@ _UMBRELLAS = (
     (layout.OPERATORS_H, "The operator handles of every operator group.", layout.handles_header),
     (layout.NATIVE_FUNCTIONS_H, "The hand-written kernel declarations of every operator group.", layout.native_header),
     (layout.META_FUNCTIONS_H, "The structured meta classes of every operator group that has them.", layout.meta_header),
-    (layout.TENSOR_METHODS_H, "Tensor method declarations of every group; included inside class op::Tensor.",
+    (layout.TENSOR_METHODS_H, "Tensor methods of every group; included inside class op::Tensor (csrc/api/tensor.h).",
      layout.methods_header),
 )
+# The handles the methods call, included before class op::Tensor: groups with methods only.
+_METHOD_OPERATORS = (layout.METHOD_OPERATORS_H, "The operator handles of every group with Tensor methods.")
 
 
 def render_umbrellas(files_by_group: Mapping[str, Sequence[str]]) -> dict[str, str]:
@@ -22,4 +24,7 @@ def render_umbrellas(files_by_group: Mapping[str, Sequence[str]]) -> dict[str, s
     for path, description, header_of in _UMBRELLAS:
         headers = [header_of(g) for g in sorted(files_by_group) if header_of(g) in files_by_group[g]]
         out[path] = render("umbrella.h.j2", description=description, headers=headers)
+    path, description = _METHOD_OPERATORS
+    headers = [layout.handles_header(g) for g in sorted(files_by_group) if layout.methods_header(g) in files_by_group[g]]
+    out[path] = render("umbrella.h.j2", description=description, headers=headers)
     return out

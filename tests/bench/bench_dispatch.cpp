@@ -14,11 +14,11 @@ using namespace op;
 namespace {
 
 // noinline: the direct baseline pays a real call, as the kernel behind the table does.
-__attribute__((noinline)) int64_t tiny(const Tensor& self, int64_t x) { return x + self.dim(); }
-__attribute__((noinline)) Tensor tiny_tensor(const Tensor& self) { return self; }
+__attribute__((noinline)) int64_t tiny(const TensorBase& self, int64_t x) { return x + self.dim(); }
+__attribute__((noinline)) TensorBase tiny_tensor(const TensorBase& self) { return self; }
 
-Tensor autograd_tiny(DispatchKeySet ks, const Tensor& self) {
-  static auto op = Dispatcher::singleton().find_op_or_throw("bench::tiny_tensor").typed<Tensor(const Tensor&)>();
+TensorBase autograd_tiny(DispatchKeySet ks, const TensorBase& self) {
+  static auto op = Dispatcher::singleton().find_op_or_throw("bench::tiny_tensor").typed<TensorBase(const TensorBase&)>();
   return op.redispatch(ks.without_highest(), self);
 }
 
@@ -46,10 +46,10 @@ int main() {
   lib.def("tiny_tensor(Tensor self) -> Tensor");
   lib.impl("tiny", DispatchKey::CPU, KernelFunction::make<&tiny>(), "tiny");
   lib.impl("tiny_tensor", DispatchKey::CPU, KernelFunction::make<&tiny_tensor>(), "tiny_tensor");
-  auto op = d.find_op_or_throw("bench::tiny").typed<int64_t(const Tensor&, int64_t)>();
-  auto op_t = d.find_op_or_throw("bench::tiny_tensor").typed<Tensor(const Tensor&)>();
+  auto op = d.find_op_or_throw("bench::tiny").typed<int64_t(const TensorBase&, int64_t)>();
+  auto op_t = d.find_op_or_throw("bench::tiny_tensor").typed<TensorBase(const TensorBase&)>();
   OperatorHandle boxed = d.find_op_or_throw("bench::tiny");
-  Tensor t = Tensor::zeros({2, 2});
+  TensorBase t = TensorBase::zeros({2, 2});
   const int64_t n = 20'000'000;
 
   // Each call consumes the previous result, so calls cannot overlap: this is latency per call.
@@ -64,12 +64,12 @@ int main() {
     sink = x;
   }, n);
   double direct_t = ns_per_call([&](int64_t k) {
-    Tensor cur = t;
+    TensorBase cur = t;
     for (int64_t i = 0; i < k; ++i) cur = tiny_tensor(cur);
     sink = cur.dim();
   }, n);
   double dispatched_t = ns_per_call([&](int64_t k) {
-    Tensor cur = t;
+    TensorBase cur = t;
     for (int64_t i = 0; i < k; ++i) cur = op_t.call(cur);
     sink = cur.dim();
   }, n);
@@ -85,7 +85,7 @@ int main() {
     Library ag(Library::IMPL, "bench", DispatchKey::Autograd);
     ag.impl("tiny_tensor", KernelFunction::make<&autograd_tiny>(), "autograd");
     through_autograd = ns_per_call([&](int64_t k) {
-      Tensor cur = t;
+      TensorBase cur = t;
       for (int64_t i = 0; i < k; ++i) cur = op_t.call(cur);
       sink = cur.dim();
     }, n);

@@ -9,7 +9,7 @@
 
 namespace op::xla {
 
-Tensor XLANativeFunctions::matmul(const Tensor& self, const Tensor& other) {
+TensorBase XLANativeFunctions::matmul(const TensorBase& self, const TensorBase& other) {
   record_call(CallKind::Autograd, "aten::matmul");
   ExcludeKeyGuard below_autograd(DispatchKey::AutogradXLA);
   return op::matmul(self, other);

@@ -40,14 +40,14 @@ namespace {
 
 // `qualified` names the operator in the metrics ("aten::neg"), `op_name` in errors ("neg").
 template <class CpuOp>
-Tensor run_unary(const char* qualified, const char* op_name, const Tensor& self, CpuOp cpu_op) {
+TensorBase run_unary(const char* qualified, const char* op_name, const TensorBase& self, CpuOp cpu_op) {
   record_call(CallKind::Kernel, qualified);
   const Device device = common_device(op_name, {{"self", self}});
   return xla_view(cpu_op(cpu_view(self)), device);
 }
 
 template <class CpuOp>
-Tensor run_binary(const char* qualified, const char* op_name, const Tensor& self, const Tensor& other, CpuOp cpu_op) {
+TensorBase run_binary(const char* qualified, const char* op_name, const TensorBase& self, const TensorBase& other, CpuOp cpu_op) {
   record_call(CallKind::Kernel, qualified);
   const Device device = common_device(op_name, {{"self", self}, {"other", other}});
   auto [a, b] = cpu_views(self, other);
@@ -58,76 +58,76 @@ Tensor run_binary(const char* qualified, const char* op_name, const Tensor& self
 
 // ----- pointwise binary -----
 
-Tensor XLANativeFunctions::add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+TensorBase XLANativeFunctions::add(const TensorBase& self, const TensorBase& other, const Scalar& alpha) {
   return run_binary("aten::add.Tensor", "add", self, other,
-                    [&](const Tensor& a, const Tensor& b) { return op::add(a, b, alpha); });
+                    [&](const TensorBase& a, const TensorBase& b) { return op::add(a, b, alpha); });
 }
 
-Tensor XLANativeFunctions::sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+TensorBase XLANativeFunctions::sub(const TensorBase& self, const TensorBase& other, const Scalar& alpha) {
   return run_binary("aten::sub.Tensor", "sub", self, other,
-                    [&](const Tensor& a, const Tensor& b) { return op::sub(a, b, alpha); });
+                    [&](const TensorBase& a, const TensorBase& b) { return op::sub(a, b, alpha); });
 }
 
-Tensor XLANativeFunctions::mul(const Tensor& self, const Tensor& other) {
+TensorBase XLANativeFunctions::mul(const TensorBase& self, const TensorBase& other) {
   return run_binary("aten::mul.Tensor", "mul", self, other,
-                    [](const Tensor& a, const Tensor& b) { return op::mul(a, b); });
+                    [](const TensorBase& a, const TensorBase& b) { return op::mul(a, b); });
 }
 
-Tensor XLANativeFunctions::div(const Tensor& self, const Tensor& other) {
+TensorBase XLANativeFunctions::div(const TensorBase& self, const TensorBase& other) {
   return run_binary("aten::div.Tensor", "div", self, other,
-                    [](const Tensor& a, const Tensor& b) { return op::div(a, b); });
+                    [](const TensorBase& a, const TensorBase& b) { return op::div(a, b); });
 }
 
-Tensor XLANativeFunctions::maximum(const Tensor& self, const Tensor& other) {
+TensorBase XLANativeFunctions::maximum(const TensorBase& self, const TensorBase& other) {
   return run_binary("aten::maximum", "maximum", self, other,
-                    [](const Tensor& a, const Tensor& b) { return op::maximum(a, b); });
+                    [](const TensorBase& a, const TensorBase& b) { return op::maximum(a, b); });
 }
 
-Tensor XLANativeFunctions::minimum(const Tensor& self, const Tensor& other) {
+TensorBase XLANativeFunctions::minimum(const TensorBase& self, const TensorBase& other) {
   return run_binary("aten::minimum", "minimum", self, other,
-                    [](const Tensor& a, const Tensor& b) { return op::minimum(a, b); });
+                    [](const TensorBase& a, const TensorBase& b) { return op::minimum(a, b); });
 }
 
 // ----- pointwise unary -----
 
-Tensor XLANativeFunctions::neg(const Tensor& self) {
-  return run_unary("aten::neg", "neg", self, [](const Tensor& x) { return op::neg(x); });
+TensorBase XLANativeFunctions::neg(const TensorBase& self) {
+  return run_unary("aten::neg", "neg", self, [](const TensorBase& x) { return op::neg(x); });
 }
 
-Tensor XLANativeFunctions::abs(const Tensor& self) {
-  return run_unary("aten::abs", "abs", self, [](const Tensor& x) { return op::abs(x); });
+TensorBase XLANativeFunctions::abs(const TensorBase& self) {
+  return run_unary("aten::abs", "abs", self, [](const TensorBase& x) { return op::abs(x); });
 }
 
-Tensor XLANativeFunctions::exp(const Tensor& self) {
-  return run_unary("aten::exp", "exp", self, [](const Tensor& x) { return op::exp(x); });
+TensorBase XLANativeFunctions::exp(const TensorBase& self) {
+  return run_unary("aten::exp", "exp", self, [](const TensorBase& x) { return op::exp(x); });
 }
 
-Tensor XLANativeFunctions::log(const Tensor& self) {
-  return run_unary("aten::log", "log", self, [](const Tensor& x) { return op::log(x); });
+TensorBase XLANativeFunctions::log(const TensorBase& self) {
+  return run_unary("aten::log", "log", self, [](const TensorBase& x) { return op::log(x); });
 }
 
-Tensor XLANativeFunctions::sqrt(const Tensor& self) {
-  return run_unary("aten::sqrt", "sqrt", self, [](const Tensor& x) { return op::sqrt(x); });
+TensorBase XLANativeFunctions::sqrt(const TensorBase& self) {
+  return run_unary("aten::sqrt", "sqrt", self, [](const TensorBase& x) { return op::sqrt(x); });
 }
 
-Tensor XLANativeFunctions::tanh(const Tensor& self) {
-  return run_unary("aten::tanh", "tanh", self, [](const Tensor& x) { return op::tanh(x); });
+TensorBase XLANativeFunctions::tanh(const TensorBase& self) {
+  return run_unary("aten::tanh", "tanh", self, [](const TensorBase& x) { return op::tanh(x); });
 }
 
-Tensor XLANativeFunctions::sigmoid(const Tensor& self) {
-  return run_unary("aten::sigmoid", "sigmoid", self, [](const Tensor& x) { return op::sigmoid(x); });
+TensorBase XLANativeFunctions::sigmoid(const TensorBase& self) {
+  return run_unary("aten::sigmoid", "sigmoid", self, [](const TensorBase& x) { return op::sigmoid(x); });
 }
 
 // ----- reductions -----
 
-Tensor XLANativeFunctions::sum(const Tensor& self, std::optional<ScalarType> dtype) {
-  return run_unary("aten::sum", "sum", self, [&](const Tensor& x) { return op::sum(x, dtype); });
+TensorBase XLANativeFunctions::sum(const TensorBase& self, std::optional<ScalarType> dtype) {
+  return run_unary("aten::sum", "sum", self, [&](const TensorBase& x) { return op::sum(x, dtype); });
 }
 
-Tensor XLANativeFunctions::sum(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+TensorBase XLANativeFunctions::sum(const TensorBase& self, std::optional<IntArrayRef> dim, bool keepdim,
                                std::optional<ScalarType> dtype) {
   return run_unary("aten::sum.dim_IntList", "sum", self,
-                   [&](const Tensor& x) { return op::sum(x, dim, keepdim, dtype); });
+                   [&](const TensorBase& x) { return op::sum(x, dim, keepdim, dtype); });
 }
 
 }  // namespace op::xla

@@ -21,15 +21,15 @@ namespace op::xla {
 
 namespace {
 
-bool is_cpu_scalar(const Tensor& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
+bool is_cpu_scalar(const TensorBase& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
 
-// Every tensor an argument holds (a Tensor, Tensor? or Tensor[] / Tensor?[] list).
+// Every tensor an argument holds (a TensorBase, TensorBase? or TensorBase[] / TensorBase?[] list).
 template <class Visit>
 void for_each_tensor(const IValue& value, Visit visit) {
   if (value.is_tensor()) {
     visit(value.to_tensor());
   } else if (value.is_tensor_list()) {
-    for (const Tensor& t : value.to_tensor_list()) visit(t);
+    for (const TensorBase& t : value.to_tensor_list()) visit(t);
   } else if (value.tag() == IValue::Tag::OptionalTensorList) {
     for (const auto& t : value.to_optional_tensor_list())
       if (t) visit(*t);
@@ -41,7 +41,7 @@ void for_each_tensor(const IValue& value, Visit visit) {
 Device call_device(const std::string& op_name, const std::vector<IValue>& arguments) {
   std::optional<Device> device;
   for (const IValue& value : arguments) {
-    for_each_tensor(value, [&](const Tensor& t) {
+    for_each_tensor(value, [&](const TensorBase& t) {
       if (!t.defined() || is_cpu_scalar(t)) return;
       if (!device) device = t.device();
       OP_CHECK(t.device() == *device, op_name, ": expected all tensors on the same device, but found tensors on ",
@@ -58,7 +58,7 @@ Device call_device(const std::string& op_name, const std::vector<IValue>& argume
 // gets one copy, so the operator sees the aliasing it would see on the cpu.
 class CpuCopies {
  public:
-  Tensor to_cpu(const Tensor& t) {
+  TensorBase to_cpu(const TensorBase& t) {
     if (!is_xla(t)) return t;
     for (const auto& [original, copy] : copies_)
       if (original.unsafe_impl() == t.unsafe_impl()) return copy;
@@ -69,13 +69,13 @@ class CpuCopies {
   IValue to_cpu(const IValue& value) {
     if (value.is_tensor()) return to_cpu(value.to_tensor());
     if (value.is_tensor_list()) {
-      std::vector<Tensor> list;
-      for (const Tensor& t : value.to_tensor_list()) list.push_back(to_cpu(t));
+      std::vector<TensorBase> list;
+      for (const TensorBase& t : value.to_tensor_list()) list.push_back(to_cpu(t));
       return list;
     }
     if (value.tag() == IValue::Tag::OptionalTensorList) {
-      std::vector<std::optional<Tensor>> list;
-      for (const auto& t : value.to_optional_tensor_list()) list.push_back(t ? std::optional<Tensor>(to_cpu(*t)) : t);
+      std::vector<std::optional<TensorBase>> list;
+      for (const auto& t : value.to_optional_tensor_list()) list.push_back(t ? std::optional<TensorBase>(to_cpu(*t)) : t);
       return list;
     }
     // A factory's device=xla becomes cpu, so BackendSelect picks the CPU kernel.
@@ -85,35 +85,35 @@ class CpuCopies {
   }
 
   // The cpu copy of an xla tensor (undefined when it was not copied).
-  Tensor copy_of(const Tensor& t) const {
+  TensorBase copy_of(const TensorBase& t) const {
     for (const auto& [original, copy] : copies_)
       if (original.unsafe_impl() == t.unsafe_impl()) return copy;
-    return Tensor();
+    return TensorBase();
   }
 
  private:
-  std::vector<std::pair<Tensor, Tensor>> copies_;
+  std::vector<std::pair<TensorBase, TensorBase>> copies_;
 };
 
 // Puts what the operator wrote into a cpu copy back into the original xla tensor.
-void write_back(const Tensor& original, const Tensor& copy) {
+void write_back(const TensorBase& original, const TensorBase& copy) {
   if (!copy.defined()) return;
   if (original.sizes() != copy.sizes()) host::resize_(original, copy.sizes());
   if (copy.numel() > 0) host::copy_(original, copy);
 }
 
 IValue to_xla(const IValue& value, Device device) {
-  auto move = [&](const Tensor& t) { return t.defined() && t.device().is_cpu() ? xla_view(t, device) : t; };
+  auto move = [&](const TensorBase& t) { return t.defined() && t.device().is_cpu() ? xla_view(t, device) : t; };
   if (value.is_tensor()) return move(value.to_tensor());
   if (value.is_tensor_list()) {
-    std::vector<Tensor> list;
-    for (const Tensor& t : value.to_tensor_list()) list.push_back(move(t));
+    std::vector<TensorBase> list;
+    for (const TensorBase& t : value.to_tensor_list()) list.push_back(move(t));
     return list;
   }
   return value;
 }
 
-// The argument a return aliases through a write annotation (`-> Tensor(a!)`), if any.
+// The argument a return aliases through a write annotation (`-> TensorBase(a!)`), if any.
 std::optional<size_t> written_argument_of(const FunctionSchema& schema, const Return& ret) {
   if (!ret.is_write()) return std::nullopt;
   const auto& arguments = schema.arguments();
@@ -142,7 +142,7 @@ void xla_cpu_fallback(const OperatorHandle& op, DispatchKeySet /*ks*/, Stack* st
 
   for (size_t i = 0; i < num_arguments; ++i) {
     if (!schema.arguments()[i].is_write()) continue;
-    for_each_tensor(arguments[i], [&](const Tensor& t) {
+    for_each_tensor(arguments[i], [&](const TensorBase& t) {
       if (is_xla(t)) write_back(t, copies.copy_of(t));
     });
   }

@@ -7,7 +7,7 @@ namespace op::xla {
 
 namespace {
 
-bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu(); }
+bool is_cpu_scalar(const TensorBase& t) { return t.dim() == 0 && t.device().is_cpu(); }
 
 // Storage over `from`'s bytes on another device; the release functor holds `from`, so the
 // memory lives as long as either handle does.
@@ -15,23 +15,23 @@ Storage alias_storage(const Storage& from, Device device) {
   return Storage::from_external(from.data(), from.nbytes(), device, [keep = from](void*) {});
 }
 
-Tensor over(const Storage& storage, const Tensor& t) {
-  return Tensor::from_storage(storage, t.sizes(), t.strides(), t.storage_offset(), t.dtype());
+TensorBase over(const Storage& storage, const TensorBase& t) {
+  return TensorBase::from_storage(storage, t.sizes(), t.strides(), t.storage_offset(), t.dtype());
 }
 
-Tensor retarget(const Tensor& t, Device device) { return over(alias_storage(t.storage(), device), t); }
+TensorBase retarget(const TensorBase& t, Device device) { return over(alias_storage(t.storage(), device), t); }
 
 }  // namespace
 
-Tensor cpu_view(const Tensor& t) { return is_xla(t) ? retarget(t, Device(DeviceType::CPU)) : t; }
+TensorBase cpu_view(const TensorBase& t) { return is_xla(t) ? retarget(t, Device(DeviceType::CPU)) : t; }
 
-std::pair<Tensor, Tensor> cpu_views(const Tensor& a, const Tensor& b) {
-  Tensor a_view = cpu_view(a);
+std::pair<TensorBase, TensorBase> cpu_views(const TensorBase& a, const TensorBase& b) {
+  TensorBase a_view = cpu_view(a);
   if (is_xla(a) && is_xla(b) && a.storage().is_alias_of(b.storage())) return {a_view, over(a_view.storage(), b)};
   return {a_view, cpu_view(b)};
 }
 
-Tensor xla_view(const Tensor& cpu, Device device) {
+TensorBase xla_view(const TensorBase& cpu, Device device) {
   OP_CHECK(cpu.device().is_cpu(), "xla_view: expected a cpu tensor, got one on ", cpu.device().str());
   return retarget(cpu, device);
 }

@@ -12,19 +12,19 @@ namespace op::xla {
 
 // A cpu tensor over t's bytes (same sizes, strides and offset); writes through it land in t.
 // Tensors that are not on xla (0-d cpu scalars, undefined tensors) are returned as they are.
-Tensor cpu_view(const Tensor& t);
+TensorBase cpu_view(const TensorBase& t);
 // cpu views of two operands; when both are views of the same xla memory their cpu views share
 // one storage too, so the CPU kernels see the overlap (copy_ reads it all before writing).
-std::pair<Tensor, Tensor> cpu_views(const Tensor& a, const Tensor& b);
+std::pair<TensorBase, TensorBase> cpu_views(const TensorBase& a, const TensorBase& b);
 
 // An xla tensor on `device` over a cpu tensor's bytes. The storage wraps memory the cpu
 // result owns, so it cannot grow: resizing it (out= of a larger shape) is an error.
-Tensor xla_view(const Tensor& cpu, Device device);
+TensorBase xla_view(const TensorBase& cpu, Device device);
 
 // A kernel's tensor operand, named for error messages.
 struct Operand {
   const char* name;
-  const Tensor& tensor;
+  const TensorBase& tensor;
 };
 
 // The xla device all operands are on; a 0-d cpu tensor (a wrapped number) may join them.

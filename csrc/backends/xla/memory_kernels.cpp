@@ -34,14 +34,14 @@ Device allocation_device(std::optional<Device> device, std::optional<Layout> lay
 
 }  // namespace
 
-Tensor XLANativeFunctions::empty_symint(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase XLANativeFunctions::empty_symint(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                                         std::optional<Device> device, std::optional<bool> pin_memory,
                                         std::optional<MemoryFormat> memory_format) {
   record_call(CallKind::Kernel, "aten::empty.memory_format");
   return native::allocate_empty(size, dtype, memory_format, allocation_device(device, layout, pin_memory, "empty"));
 }
 
-Tensor XLANativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+TensorBase XLANativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                                 std::optional<Layout> layout, std::optional<Device> device,
                                                 std::optional<bool> pin_memory) {
   record_call(CallKind::Kernel, "aten::empty_strided");
@@ -51,29 +51,29 @@ Tensor XLANativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayRef st
 
 // self or src (or both) is on xla. The copy itself is the in-tree copy_ between the cpu views,
 // so a cuda or meta partner goes to its own copy kernel.
-Tensor& XLANativeFunctions::copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+TensorBase& XLANativeFunctions::copy_(TensorBase& self, const TensorBase& src, bool non_blocking) {
   record_call(CallKind::Kernel, "aten::copy_");
   OP_CHECK(self.defined() && src.defined(), "copy_: undefined tensor");
   auto [dst, from] = cpu_views(self, src);
-  dst.copy_(from, non_blocking);
+  ops::copy_::call(dst, from, non_blocking);
   return self;
 }
 
-Tensor& XLANativeFunctions::fill_(Tensor& self, const Scalar& value) {
+TensorBase& XLANativeFunctions::fill_(TensorBase& self, const Scalar& value) {
   record_call(CallKind::Kernel, "aten::fill_.Scalar");
-  Tensor host = cpu_view(self);
+  TensorBase host = cpu_view(self);
   op::fill_(host, value);
   return self;
 }
 
 // A converted copy of an xla tensor: allocated by empty_like (on the target device) and
 // filled by copy_, which handle the memory format, dtype and device.
-Tensor XLANativeFunctions::_to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase XLANativeFunctions::_to_copy(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                                     std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                                     std::optional<MemoryFormat> memory_format) {
   record_call(CallKind::Kernel, "aten::_to_copy");
-  Tensor result = op::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.copy_(self, non_blocking);
+  TensorBase result = op::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  ops::copy_::call(result, self, non_blocking);
   return result;
 }
 

@@ -9,7 +9,7 @@ DeviceType xla_device_type() {
 
 Device xla_device(int index) { return Device(xla_device_type(), index); }
 
-bool is_xla(const Tensor& t) { return t.defined() && t.device().type() == xla_device_type(); }
+bool is_xla(const TensorBase& t) { return t.defined() && t.device().type() == xla_device_type(); }
 
 namespace {
 

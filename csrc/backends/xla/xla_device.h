@@ -12,6 +12,6 @@ namespace op::xla {
 // when it is loaded, so Python can name the device right after importing the backend).
 DeviceType xla_device_type();
 Device xla_device(int index = -1);
-bool is_xla(const Tensor& t);
+bool is_xla(const TensorBase& t);
 
 }  // namespace op::xla

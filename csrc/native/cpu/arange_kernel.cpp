@@ -10,7 +10,7 @@ namespace op::native {
 
 namespace {
 
-void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step) {
+void arange_kernel(const TensorBase& out, const Scalar& start, const Scalar& step) {
   out.check_host_data("arange");
   OP_DISPATCH_ALL_TYPES(out.dtype(), "arange", {
     using acc_t = std::conditional_t<std::is_floating_point_v<scalar_t>, double, int64_t>;

@@ -7,7 +7,7 @@ namespace op::native {
 
 namespace {
 
-void copy_kernel(const Tensor& dst, const Tensor& src) { host::copy_(dst, src); }
+void copy_kernel(const TensorBase& dst, const TensorBase& src) { host::copy_(dst, src); }
 
 }  // namespace
 

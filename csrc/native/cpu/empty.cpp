@@ -24,13 +24,13 @@ Device host_device(std::optional<Device> device, std::optional<Layout> layout, s
 
 }  // namespace
 
-Tensor native::empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::empty_cpu(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                          std::optional<Device> device, std::optional<bool> pin_memory,
                          std::optional<MemoryFormat> memory_format) {
   return native::allocate_empty(size, dtype, memory_format, host_device(device, layout, pin_memory, "empty"));
 }
 
-Tensor native::empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+TensorBase native::empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                  std::optional<Layout> layout, std::optional<Device> device,
                                  std::optional<bool> pin_memory) {
   return native::allocate_empty_strided(size, stride, dtype, host_device(device, layout, pin_memory, "empty_strided"));

@@ -8,7 +8,7 @@ namespace op::native {
 
 namespace {
 
-void fill_kernel(const Tensor& self, const Scalar& value) {
+void fill_kernel(const TensorBase& self, const Scalar& value) {
   self.check_host_data("fill_");
   OP_DISPATCH_ALL_TYPES(self.dtype(), "fill_", {
     const scalar_t v = value.to<scalar_t>();

@@ -198,7 +198,7 @@ void simple_product(int64_t M, int64_t N, int64_t K, const MatrixRef<T>& a, cons
 bool worth_tiling(int64_t M, int64_t N, int64_t K) { return N >= 8 && M >= 4 && M * N * K >= 32 * 32 * 32; }
 
 template <class T>
-void gemm_typed(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const Scalar& beta,
+void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                 const Scalar& alpha) {
   const int64_t batches = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
   const T alpha_value = alpha.to<T>(), beta_value = beta.to<T>();
@@ -233,7 +233,7 @@ void gemm_typed(const Tensor& out, const Tensor& a, const Tensor& b, const Tenso
   }
 }
 
-void gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const Scalar& beta,
+void gemm_kernel(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                  const Scalar& alpha) {
   OP_DISPATCH_NUMERIC_TYPES(out.dtype(), "gemm", gemm_typed<scalar_t>(out, a, b, bias, beta, alpha));
 }

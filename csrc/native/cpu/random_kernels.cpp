@@ -15,7 +15,7 @@ namespace {
 // Stores draw(T{}, k) into element k (row-major) of a float32 or float64 tensor; the first
 // argument only carries the element type.
 template <class Draw>
-void fill_floating(const Tensor& self, const char* what, Draw&& draw) {
+void fill_floating(const TensorBase& self, const char* what, Draw&& draw) {
   self.check_host_data(what);
   auto run = [&](auto* base) {
     using T = std::remove_pointer_t<decltype(base)>;
@@ -29,13 +29,13 @@ void fill_floating(const Tensor& self, const char* what, Draw&& draw) {
   }
 }
 
-void uniform_kernel(const Tensor& self, double from, double to, uint64_t seed, uint64_t offset) {
+void uniform_kernel(const TensorBase& self, double from, double to, uint64_t seed, uint64_t offset) {
   fill_floating(self, "uniform_", [&](auto type, uint64_t k) {
     return rng::uniform_value<decltype(type)>(seed, offset + k, from, to);
   });
 }
 
-void normal_kernel(const Tensor& self, double mean, double std, uint64_t seed, uint64_t offset) {
+void normal_kernel(const TensorBase& self, double mean, double std, uint64_t seed, uint64_t offset) {
   fill_floating(self, "normal_", [&](auto type, uint64_t k) {
     return rng::normal_value<decltype(type)>(seed, offset + k, mean, std);
   });

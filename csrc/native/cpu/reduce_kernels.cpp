@@ -30,8 +30,8 @@ namespace {
 // ----- the layout: segments of a contiguous input -----
 
 struct ReductionLayout {
-  Tensor input;   // contiguous
-  Tensor result;  // result, its dimensions permuted like input's
+  TensorBase input;   // contiguous
+  TensorBase result;  // result, its dimensions permuted like input's
   std::vector<int64_t> segment_sizes;
   std::vector<bool> segment_reduced;
   int64_t count = 0;  // input elements folded into each result element
@@ -39,7 +39,7 @@ struct ReductionLayout {
 
 // in_memory_order: the reduction does not care about the order it visits elements (sum,
 // mean, max, min), so self's dimensions may be reordered to follow its strides.
-ReductionLayout plan(const Tensor& result, const Tensor& self, bool in_memory_order) {
+ReductionLayout plan(const TensorBase& result, const TensorBase& self, bool in_memory_order) {
   const int64_t n = self.dim();
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t{0});
@@ -74,7 +74,7 @@ ReductionLayout plan(const Tensor& result, const Tensor& self, bool in_memory_or
 // elements whose flat reduced indices start at first_index, fold_rows(acc*, row, n, index)
 // for a row of kept elements that all have reduced index `index`, and finish(acc, count).
 template <class Op, class T>
-void reduce(const Tensor& result, const Tensor& self, bool in_memory_order) {
+void reduce(const TensorBase& result, const TensorBase& self, bool in_memory_order) {
   using acc_t = typename Op::acc_t;
   using out_t = typename Op::out_t;
   if (result.numel() == 0) return;
@@ -345,24 +345,24 @@ struct ArgmaxOp {
 
 // ----- the stub entries -----
 
-void sum_kernel(const Tensor& result, const Tensor& self) {
+void sum_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "sum", { reduce<SumOp<scalar_t>, scalar_t>(result, self, true); });
 }
 
-void mean_kernel(const Tensor& result, const Tensor& self) {
+void mean_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "mean", { reduce<MeanOp<scalar_t>, scalar_t>(result, self, true); });
 }
 
-void amax_kernel(const Tensor& result, const Tensor& self) {
+void amax_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "amax", { reduce<ExtremumOp<scalar_t, true>, scalar_t>(result, self, true); });
 }
 
-void amin_kernel(const Tensor& result, const Tensor& self) {
+void amin_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "amin", { reduce<ExtremumOp<scalar_t, false>, scalar_t>(result, self, true); });
 }
 
 // Indices count in self's own row-major order, so the dimensions keep their order.
-void argmax_kernel(const Tensor& result, const Tensor& self) {
+void argmax_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "argmax", { reduce<ArgmaxOp<scalar_t>, scalar_t>(result, self, false); });
 }
 

@@ -20,16 +20,16 @@ struct Identity {
   __device__ T operator()(T x) const { return x; }
 };
 
-bool is_cuda(const Tensor& t) { return t.device().type() == DeviceType::CUDA; }
+bool is_cuda(const TensorBase& t) { return t.device().type() == DeviceType::CUDA; }
 
-size_t nbytes_of(const Tensor& t) { return static_cast<size_t>(t.numel()) * t.itemsize(); }
+size_t nbytes_of(const TensorBase& t) { return static_cast<size_t>(t.numel()) * t.itemsize(); }
 
 // Contiguous with one dtype: the bytes can move as they are.
-bool same_bytes(const Tensor& dst, const Tensor& src) {
+bool same_bytes(const TensorBase& dst, const TensorBase& src) {
   return dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous();
 }
 
-void device_to_device(const Tensor& dst, const Tensor& src) {
+void device_to_device(const TensorBase& dst, const TensorBase& src) {
   if (dst.data_ptr() == src.data_ptr() && dst.dtype() == src.dtype() && dst.strides() == src.strides()) return;
   // cudaMemcpy must not see overlapping ranges; the kernel buffers those.
   if (same_bytes(dst, src) && !dst.is_alias_of(src)) {
@@ -37,39 +37,39 @@ void device_to_device(const Tensor& dst, const Tensor& src) {
     return;
   }
   OP_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
-    cuda::elementwise<scalar_t>(dst.sizes(), dst, std::array<Tensor, 1>{src}, Identity{});
+    cuda::elementwise<scalar_t>(dst.sizes(), dst, std::array<TensorBase, 1>{src}, Identity{});
   });
 }
 
-void host_to_device(const Tensor& dst, const Tensor& src) {
+void host_to_device(const TensorBase& dst, const TensorBase& src) {
   src.check_host_data("copy_");
-  const Tensor staged = host::contiguous(src);
+  const TensorBase staged = host::contiguous(src);
   if (same_bytes(dst, staged)) {
     OP_CUDA_CHECK(cudaMemcpy(dst.data_ptr(), staged.data_ptr(), nbytes_of(dst), cudaMemcpyHostToDevice));
     return;
   }
-  const Tensor buffer = Tensor::empty(src.sizes(), TensorOptions(src.dtype()).with_device(dst.device()));
+  const TensorBase buffer = TensorBase::empty(src.sizes(), TensorOptions(src.dtype()).with_device(dst.device()));
   OP_CUDA_CHECK(cudaMemcpy(buffer.data_ptr(), staged.data_ptr(), nbytes_of(buffer), cudaMemcpyHostToDevice));
   device_to_device(dst, buffer);
 }
 
-void device_to_host(const Tensor& dst, const Tensor& src) {
+void device_to_host(const TensorBase& dst, const TensorBase& src) {
   dst.check_host_data("copy_");
-  Tensor staged = src;
+  TensorBase staged = src;
   if (!(src.dtype() == dst.dtype() && src.is_contiguous())) {
-    staged = Tensor::empty(src.sizes(), TensorOptions(dst.dtype()).with_device(src.device()));
+    staged = TensorBase::empty(src.sizes(), TensorOptions(dst.dtype()).with_device(src.device()));
     device_to_device(staged, src);
   }
   if (dst.is_contiguous()) {
     OP_CUDA_CHECK(cudaMemcpy(dst.data_ptr(), staged.data_ptr(), nbytes_of(dst), cudaMemcpyDeviceToHost));
     return;
   }
-  const Tensor landing = Tensor::empty(src.sizes(), TensorOptions(dst.dtype()));
+  const TensorBase landing = TensorBase::empty(src.sizes(), TensorOptions(dst.dtype()));
   OP_CUDA_CHECK(cudaMemcpy(landing.data_ptr(), staged.data_ptr(), nbytes_of(landing), cudaMemcpyDeviceToHost));
   host::copy_(dst, landing);
 }
 
-void copy_kernel_cuda(const Tensor& dst, const Tensor& src) {
+void copy_kernel_cuda(const TensorBase& dst, const TensorBase& src) {
   OP_CHECK(dst.sizes() == src.sizes(), "copy_: src of shape ", str_list(src.sizes()), " was not broadcast to dst's shape ",
            str_list(dst.sizes()));
   OP_CHECK(!dst.is_meta() && !src.is_meta(), "copy_: cannot copy between ", src.device().str(), " and ",

@@ -23,14 +23,14 @@ Device cuda_device(const std::optional<Device>& device, const std::optional<Layo
 
 }  // namespace
 
-Tensor native::empty_cuda(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+TensorBase native::empty_cuda(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                           std::optional<Device> device, std::optional<bool> pin_memory,
                           std::optional<MemoryFormat> memory_format) {
   (void)pin_memory;  // pinning is for host memory; a device tensor ignores it
   return native::allocate_empty(size, dtype, memory_format, cuda_device(device, layout, "empty"));
 }
 
-Tensor native::empty_strided_cuda(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+TensorBase native::empty_strided_cuda(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                                   std::optional<Layout> layout, std::optional<Device> device,
                                   std::optional<bool> pin_memory) {
   (void)pin_memory;

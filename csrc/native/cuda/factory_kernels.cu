@@ -27,7 +27,7 @@ __global__ void write_kernel(T* out, OffsetCalculator<1> offsets, int64_t numel,
 }
 
 template <class T, class ValueOf>
-void write_each(const Tensor& self, const char* what, ValueOf value_of) {
+void write_each(const TensorBase& self, const char* what, ValueOf value_of) {
   OP_CHECK(self.device().type() == DeviceType::CUDA, what, ": expected a cuda tensor, got one on ",
            self.device().str());
   const int64_t n = self.numel();
@@ -66,24 +66,24 @@ struct Normal {
   __device__ T operator()(int64_t i) const { return rng::normal_value<T>(seed, offset + static_cast<uint64_t>(i), mean, std); }
 };
 
-void fill_kernel(const Tensor& self, const Scalar& value) {
+void fill_kernel(const TensorBase& self, const Scalar& value) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "fill_", { write_each<scalar_t>(self, "fill_", Constant<scalar_t>{value.to<scalar_t>()}); });
 }
 
-void arange_kernel(const Tensor& out, const Scalar& start, const Scalar& step) {
+void arange_kernel(const TensorBase& out, const Scalar& start, const Scalar& step) {
   OP_DISPATCH_ALL_TYPES(out.dtype(), "arange", {
     using acc_t = typename Ramp<scalar_t>::acc_t;
     write_each<scalar_t>(out, "arange", Ramp<scalar_t>{start.to<acc_t>(), step.to<acc_t>()});
   });
 }
 
-void uniform_kernel(const Tensor& self, double from, double to, uint64_t seed, uint64_t offset) {
+void uniform_kernel(const TensorBase& self, double from, double to, uint64_t seed, uint64_t offset) {
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "uniform_", {
     write_each<scalar_t>(self, "uniform_", Uniform<scalar_t>{seed, offset, from, to});
   });
 }
 
-void normal_kernel(const Tensor& self, double mean, double std, uint64_t seed, uint64_t offset) {
+void normal_kernel(const TensorBase& self, double mean, double std, uint64_t seed, uint64_t offset) {
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "normal_", {
     write_each<scalar_t>(self, "normal_", Normal<scalar_t>{seed, offset, mean, std});
   });

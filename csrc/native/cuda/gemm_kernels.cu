@@ -55,10 +55,10 @@ __global__ void gemm_kernel(GemmArgs<T> g) {
   }
 }
 
-Matrix3 strides_of(const Tensor& t) { return {t.stride(0), t.stride(1), t.stride(2)}; }
+Matrix3 strides_of(const TensorBase& t) { return {t.stride(0), t.stride(1), t.stride(2)}; }
 
 template <class T>
-void gemm_typed(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const Scalar& beta,
+void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                 const Scalar& alpha) {
   GemmArgs<T> g{};
   g.batches = out.size(0);
@@ -85,9 +85,9 @@ void gemm_typed(const Tensor& out, const Tensor& a, const Tensor& b, const Tenso
   OP_CUDA_CHECK_LAUNCH();
 }
 
-void gemm_kernel_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const Scalar& beta,
+void gemm_kernel_cuda(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                       const Scalar& alpha) {
-  for (const Tensor* t : {&out, &a, &b})
+  for (const TensorBase* t : {&out, &a, &b})
     OP_CHECK(t->device().type() == DeviceType::CUDA, "gemm: expected cuda tensors, got one on ", t->device().str());
   OP_DISPATCH_NUMERIC_TYPES(out.dtype(), "gemm", gemm_typed<scalar_t>(out, a, b, bias, beta, alpha));
 }

@@ -95,7 +95,7 @@ OffsetCalculator<N> make_offset_calculator(IntArrayRef shape, const std::array<s
 }
 
 // t's strides seen from `shape` (t broadcasts to it): leading and size-1 dimensions step by 0.
-inline std::vector<int64_t> broadcast_strides(const Tensor& t, IntArrayRef shape) {
+inline std::vector<int64_t> broadcast_strides(const TensorBase& t, IntArrayRef shape) {
   std::vector<int64_t> out(shape.size(), 0);
   const size_t lead = shape.size() - static_cast<size_t>(t.dim());
   for (int64_t d = 0; d < t.dim(); ++d) out[lead + d] = t.size(d) == 1 ? 0 : t.stride(d);
@@ -172,18 +172,18 @@ __global__ void elementwise_kernel(ElementwiseArgs<sizeof...(Ins)> args, F f) {
 // inputs broadcast to it). An input overlapping out in another layout could be read after it
 // was overwritten: the result then goes through a buffer.
 template <class... Ins, class F>
-void elementwise(IntArrayRef shape, const Tensor& out, const std::array<Tensor, sizeof...(Ins)>& inputs, const F& f) {
+void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<TensorBase, sizeof...(Ins)>& inputs, const F& f) {
   constexpr int n = static_cast<int>(sizeof...(Ins));
   const int64_t numel = numel_of(shape);
   if (numel == 0) return;
   OP_CHECK(out.sizes() == shape, "CUDA loop: the output has shape ", str_list(out.sizes()), ", expected ",
            str_list(shape));
   OP_CHECK(out.device().type() == DeviceType::CUDA, "CUDA loop: the output is on ", out.device().str());
-  Tensor target = out;
-  for (const Tensor& in : inputs) {
+  TensorBase target = out;
+  for (const TensorBase& in : inputs) {
     if (in.is_alias_of(out) &&
         (in.sizes() != out.sizes() || in.strides() != out.strides() || in.storage_offset() != out.storage_offset()))
-      target = Tensor::empty(shape, TensorOptions(out.dtype()).with_device(out.device()));
+      target = TensorBase::empty(shape, TensorOptions(out.dtype()).with_device(out.device()));
   }
   ElementwiseArgs<n> args{};
   std::array<std::vector<int64_t>, n + 1> strides;
@@ -191,7 +191,7 @@ void elementwise(IntArrayRef shape, const Tensor& out, const std::array<Tensor, 
   args.out_dtype = target.dtype();
   strides[0] = target.strides().vec();
   for (int k = 0; k < n; ++k) {
-    const Tensor& in = inputs[k];
+    const TensorBase& in = inputs[k];
     if (in.dim() == 0 && in.device().is_cpu()) {
       in.check_host_data("CUDA loop");
       std::memcpy(&args.constant[k], in.data_ptr(), in.itemsize());
@@ -231,7 +231,7 @@ void gpu_kernel_as(const TensorIteratorBase& iter, const F& f) {
   constexpr size_t n = sizeof...(Ins);
   OP_CHECK(iter.ninputs() == static_cast<int64_t>(n), "gpu_kernel: the function takes ", n, " values but there are ",
            iter.ninputs(), " inputs");
-  std::array<Tensor, n> inputs;
+  std::array<TensorBase, n> inputs;
   for (size_t k = 0; k < n; ++k) inputs[k] = iter.input(static_cast<int64_t>(k));
   elementwise<Ins...>(iter.shape(), iter.output(0), inputs, f);
 }

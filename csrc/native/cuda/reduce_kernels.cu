@@ -22,7 +22,7 @@ struct ReduceArgs {
   int64_t nreduced;
 };
 
-ReduceArgs plan(const Tensor& result, const Tensor& self, const char* what) {
+ReduceArgs plan(const TensorBase& result, const TensorBase& self, const char* what) {
   OP_CHECK(result.dim() == self.dim(), what, ": result of shape ", str_list(result.sizes()),
            " does not keep the dimensions of self's shape ", str_list(self.sizes()));
   std::vector<int64_t> kept_sizes, reduced_sizes;
@@ -160,7 +160,7 @@ __global__ void reduce_kernel(ReduceArgs args, const T* self, typename Op::Out* 
 }
 
 template <class T, class Op>
-void reduce(const Tensor& result, const Tensor& self, const char* what) {
+void reduce(const TensorBase& result, const TensorBase& self, const char* what) {
   using Out = typename Op::Out;
   OP_CHECK(result.dtype() == scalar_type_of<Out>, what, ": result dtype ", to_string(result.dtype()), ", expected ",
            to_string(scalar_type_of<Out>));
@@ -174,19 +174,19 @@ void reduce(const Tensor& result, const Tensor& self, const char* what) {
   OP_CUDA_CHECK_LAUNCH();
 }
 
-void sum_kernel(const Tensor& result, const Tensor& self) {
+void sum_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "sum", { reduce<scalar_t, Sum<scalar_t>>(result, self, "sum"); });
 }
-void mean_kernel(const Tensor& result, const Tensor& self) {
+void mean_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "mean", { reduce<scalar_t, Mean<scalar_t>>(result, self, "mean"); });
 }
-void amax_kernel(const Tensor& result, const Tensor& self) {
+void amax_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "amax", { reduce<scalar_t, Amax<scalar_t>>(result, self, "amax"); });
 }
-void amin_kernel(const Tensor& result, const Tensor& self) {
+void amin_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "amin", { reduce<scalar_t, Amin<scalar_t>>(result, self, "amin"); });
 }
-void argmax_kernel(const Tensor& result, const Tensor& self) {
+void argmax_kernel(const TensorBase& result, const TensorBase& self) {
   OP_DISPATCH_ALL_TYPES(self.dtype(), "argmax", { reduce<scalar_t, Argmax<scalar_t>>(result, self, "argmax"); });
 }
 
