@@ -61,7 +61,8 @@ class GroupCodegen:
 
     def files(self) -> list[str]:
         g = self.name
-        paths = [layout.api_header(g), layout.handles_header(g), layout.native_header(g), layout.schema_source(g)]
+        paths = [layout.api_header(g), layout.handles_header(g), layout.native_header(g), layout.schema_source(g),
+                 layout.unit_source(g)]
         if self.structured_outs:
             paths.append(layout.meta_header(g))
         if self.methods:
@@ -87,6 +88,8 @@ class GroupCodegen:
                  "args": ", ".join(m.call_args), "returns_self": m.returns_self} for f, m in self.methods])
         for key, wrappers in self.kernels.items():
             out[layout.key_source(g, key)] = self._key_source(key, wrappers)
+        sources = sorted(path for path in out if path.endswith(".cpp"))
+        out[layout.unit_source(g)] = render("group_unit.cpp.j2", group=g, sources=sources)
         assert sorted(out) == self.files(), "files() and render() disagree"
         return dict(sorted(out.items()))
 

@@ -42,6 +42,21 @@ def key_source(group: str, key: DispatchKey) -> str:
     return f"{OPS_DIR}/{group}_{key.value}.cpp"
 
 
+UNIT_SUFFIX = "_unit.cpp"
+
+
+def unit_source(group: str) -> str:
+    """The one translation unit of an in-tree group: it includes the group's schema and key
+    sources, so the headers they share are parsed and their inline code compiled once per group."""
+    return f"{OPS_DIR}/{group}{UNIT_SUFFIX}"
+
+
+def compiled_sources(files: list[str]) -> list[str]:
+    """The files of a group the build compiles: its unit where it has one, else every source."""
+    units = [f for f in files if f.endswith(UNIT_SUFFIX)]
+    return units or [f for f in files if f.endswith(".cpp")]
+
+
 # External backends: one directory per backend key, apart from the in-tree files.
 BACKENDS_DIR = "backends"
 

@@ -26,7 +26,7 @@ from opgen.errors import OpgenError
 from opgen.gen.backend import render_backend_umbrella
 from opgen.gen.config import CodegenConfig
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
-from opgen.gen.layout import UMBRELLAS, backend_dir, backend_umbrella
+from opgen.gen.layout import UMBRELLAS, backend_dir, backend_umbrella, compiled_sources
 from opgen.gen.tree import remove_stale
 from opgen.gen.umbrellas import render_umbrellas
 from opgen.fingerprint import digest
@@ -112,7 +112,7 @@ def _declare_groups(env, out, jobs, progress, cache_path, result):
         # the same bytes gets a new mtime; write_if_changed must see the old file.
         env.Precious(nodes)
         result.targets.extend(nodes)
-        result.sources_by_group[codegen.name] = [n for n in nodes if n.name.endswith(".cpp")]
+        result.sources_by_group[codegen.name] = [out.File(path) for path in compiled_sources(files)]
         result.headers.extend(n for n in nodes if not n.name.endswith(".cpp"))
     if not SCons.Script.GetOption("no_exec"):
         os.makedirs(os.path.dirname(cache_path), exist_ok=True)

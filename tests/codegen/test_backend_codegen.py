@@ -67,11 +67,11 @@ def test_in_tree_files_are_byte_identical_with_a_backend(tmp_path, keys):
 def test_declarations_follow_the_dispatcher_convention(with_backend):
     header = (with_backend / XLA / "ops" / "add_native.h").read_text()
     assert "namespace op::xla::XLANativeFunctions {" in header
-    assert "Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha);" in header
+    assert "TensorBase add(const TensorBase& self, const TensorBase& other, const Scalar& alpha);" in header
     assert "using namespace" not in header  # op::xla already sees op's types
-    assert len(re.findall(r"^Tensor add\(", header, re.M)) == 1  # add.Scalar is not listed: it falls back
+    assert len(re.findall(r"^TensorBase add\(", header, re.M)) == 1  # add.Scalar is not listed: it falls back
     empty = (with_backend / XLA / "ops" / "empty_native.h").read_text()
-    assert "Tensor empty_symint(IntArrayRef size, std::optional<ScalarType> dtype" in empty  # listed under symint
+    assert "TensorBase empty_symint(IntArrayRef size, std::optional<ScalarType> dtype" in empty  # listed under symint
 
 
 def test_registrations_and_derived_variants(with_backend):

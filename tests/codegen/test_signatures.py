@@ -58,9 +58,9 @@ def by(fns, name):
 
 def test_dispatcher_convention(fns):
     foo_, out, bar = by(fns, "foo_.Tensor"), by(fns, "foo.out"), by(fns, "bar")
-    assert dispatcher.signature_type(foo_) == "Tensor&(Tensor&, const Tensor&, std::optional<IntArrayRef>, const Scalar&)"
-    assert dispatcher.signature_type(out) == "Tensor&(const Tensor&, const Tensor&, std::optional<IntArrayRef>, const Scalar&, Tensor&)"
-    assert dispatcher.signature_type(bar) == "std::tuple<Tensor, Tensor>(const Tensor&, int64_t, const std::optional<Tensor>&)"
+    assert dispatcher.signature_type(foo_) == "TensorBase&(TensorBase&, const TensorBase&, std::optional<IntArrayRef>, const Scalar&)"
+    assert dispatcher.signature_type(out) == "TensorBase&(const TensorBase&, const TensorBase&, std::optional<IntArrayRef>, const Scalar&, TensorBase&)"
+    assert dispatcher.signature_type(bar) == "std::tuple<TensorBase, TensorBase>(const TensorBase&, int64_t, const std::optional<TensorBase>&)"
     assert dispatcher.handle_name(foo_) == "foo__Tensor"
     assert dispatcher.qualified_name(out) == "aten::foo.out"
 
@@ -68,7 +68,7 @@ def test_dispatcher_convention(fns):
 def test_out_functions_put_out_first_and_keep_defaults(fns):
     out_fn, outf = cpp.functions(by(fns, "foo.out"))
     assert (out_fn.name, outf.name) == ("foo_out", "foo_outf")
-    assert params(out_fn.params) == ("Tensor& out, const Tensor& self, const Tensor& other, "
+    assert params(out_fn.params) == ("TensorBase& out, const TensorBase& self, const TensorBase& other, "
                                      "std::optional<IntArrayRef> dim = std::nullopt, const Scalar& alpha = 1")
     assert "=" not in params(outf.params)
     assert out_fn.call_args == outf.call_args == ("self", "other", "dim", "alpha", "out")
@@ -76,19 +76,22 @@ def test_out_functions_put_out_first_and_keep_defaults(fns):
 
 def test_cpp_no_default_args_and_trailing_rule(fns):
     (bar,) = cpp.functions(by(fns, "bar"))
-    assert params(bar.params) == "const Tensor& self, int64_t x, const std::optional<Tensor>& t = std::nullopt"
+    assert params(bar.params) == "const TensorBase& self, int64_t x, const std::optional<TensorBase>& t = std::nullopt"
 
 
 def test_methods_expand_defaults_into_overloads(fns):
     overloads = cpp.methods(by(fns, "foo.Tensor"))
     assert [params(m.params) for m in overloads] == [
-        "const Tensor& other",
-        "const Tensor& other, std::optional<IntArrayRef> dim",
-        "const Tensor& other, std::optional<IntArrayRef> dim, const Scalar& alpha",
+        "const TensorBase& other",
+        "const TensorBase& other, std::optional<IntArrayRef> dim",
+        "const TensorBase& other, std::optional<IntArrayRef> dim, const Scalar& alpha",
     ]
     assert overloads[0].call_args == ("*this", "other", "std::nullopt", "1")
+    # Methods return op::Tensor, so calls chain; in-place ones return *this, not the handle's TensorBase&.
+    assert overloads[0].returns == "Tensor" and not overloads[0].returns_self
     inplace = cpp.methods(by(fns, "foo_.Tensor"))
     assert inplace[0].returns == "Tensor&" and inplace[0].call_args[0] == "const_cast<Tensor&>(*this)"
+    assert inplace[0].returns_self
     assert cpp.methods(by(fns, "foo.out")) == [] and cpp.methods(by(fns, "bar")) == []
 
 
@@ -104,5 +107,5 @@ def test_structured_names():
     out = by(model.by_name, "baz.out")
     assert structured.impl_class("baz_out") == "structured_baz_out"
     assert structured.meta_base(out) == "impl::MetaBase"
-    assert params(structured.meta_bindings(out)) == "const Tensor& self"
-    assert params(structured.impl_bindings(out)) == "const Tensor& self, const Tensor& out"
+    assert params(structured.meta_bindings(out)) == "const TensorBase& self"
+    assert params(structured.impl_bindings(out)) == "const TensorBase& self, const TensorBase& out"

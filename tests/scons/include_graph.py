@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from opgen.gen.layout import UNIT_SUFFIX
+
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SEARCH_PATH = ("csrc", os.path.join("build", "gen"))
 # Hand-written translation units of the default build and where their objects go
@@ -50,11 +52,11 @@ class IncludeGraph:
 
     @cached_property
     def objects(self) -> dict[str, str]:
-        """{source: object} for every translation unit of the default (non-CUDA) build."""
+        """{source: object} for every translation unit of the default --cuda=off build."""
         result = {}
         gen_ops = os.path.join("build", "gen", "ops")
         for name in sorted(os.listdir(os.path.join(self.root, gen_ops))):
-            if name.endswith(".cpp") and not name.endswith("_CUDA.cpp"):
+            if name.endswith(UNIT_SUFFIX):  # the one object of each group; it includes the group's sources
                 result[os.path.join(gen_ops, name)] = os.path.join("build", "obj", "gen", "ops", name[:-4] + ".os")
         for directory, suffix in HAND_WRITTEN:
             for parent, _, files in os.walk(os.path.join(self.root, "csrc", directory)):

@@ -49,6 +49,8 @@ def test_noop_build_does_nothing(project):
 
 
 def test_scons_and_the_cli_generate_the_same_files(project, tmp_path):
+    # The library needs no umbrella header (nothing it compiles includes one): build them too.
+    ok(scons(project, target="generated"))
     result = subprocess.run([sys.executable, "-m", "opgen", "generate", "yaml/native_functions.yaml", "--out", str(tmp_path)],
                             cwd=project, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -63,7 +65,7 @@ def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, 
     assert "`add:" in build.result.stdout  # --debug=explain names the group whose key changed
     assert changed_files(before, snapshot(project / GEN)) == {"ops/add.h", "ops/add_schema.cpp"}
     # add's schema, and the hand-written kernels that call op::add through ops/add.h.
-    assert build.compiled == {"build/obj/gen/ops/add_schema.os"} | hand_written_objects_including("ops/add.h")
+    assert build.compiled == {"build/obj/gen/ops/add_unit.os"} | hand_written_objects_including("ops/add.h")
     assert build.linked
 
 
@@ -88,7 +90,7 @@ def test_added_operator_adds_files_and_removed_operator_deletes_them(project, ya
     assert added == {"ops/twice.h", "ops/twice_ops.h", "ops/twice_native.h", "ops/twice_schema.cpp",
                      "ops/twice_CompositeExplicitAutograd.cpp"}
     assert changed_files(before, after) - added == {"Functions.h", "NativeFunctions.h", "Operators.h"}
-    assert build.compiled == {"build/obj/gen/ops/twice_schema.os", "build/obj/gen/ops/twice_CompositeExplicitAutograd.os"}
+    assert build.compiled == {"build/obj/gen/ops/twice_unit.os"}  # one object per group
 
     yaml_file.write_text(original)
     build = ok(scons(project))
@@ -106,11 +108,10 @@ def test_template_edit_rerenders_all_but_recompiles_only_changed_sources(project
         build = ok(scons(project))
         assert build.regenerated == (GROUPS, GROUPS)
         compiled = {os.path.basename(p) for p in build.compiled}
-        # Objects that include a structured group's meta header recompile ...
-        assert {"add_CPU.os", "add_Meta.os", "mm_CPU.os"} <= compiled
-        # ... objects that do not, do not: schemas, factories, unstructured groups.
-        assert not any(name.endswith("_schema.os") for name in compiled)
-        assert not {"empty_BackendSelect.os", "relu_CPU.os", "copy_CompositeExplicitAutograd.os"} & compiled
+        # The objects of structured groups (their units include the meta header) recompile ...
+        assert {"add_unit.os", "mm_unit.os", "sum_unit.os"} <= compiled
+        # ... those of groups without structured kernels do not: factories, composites, views.
+        assert not {"empty_unit.os", "relu_unit.os", "copy_unit.os", "view_unit.os"} & compiled
     finally:
         template.write_text(original)
         ok(scons(project))
