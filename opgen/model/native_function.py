@@ -157,6 +157,7 @@ def parse_entry(raw: LocatedMap, valid_tags: frozenset[str]) -> tuple[NativeFunc
     variants = _parse_variants(e)
     structured = e.get("structured", bool, False, "True or False")
     delegate = _parse_operator_name(e, "structured_delegate")
+    _check_structured_or_delegate(e, func, structured, delegate)
     inherits = e.get("structured_inherits", str, None, "a C++ class name")
     if inherits is not None and not IDENTIFIER.match(inherits):
         raise e.error("structured_inherits", f"'{inherits}' is not a C++ identifier")
@@ -196,6 +197,13 @@ def parse_entry(raw: LocatedMap, valid_tags: frozenset[str]) -> tuple[NativeFunc
     )
     _check_function(e, f, kernels)
     return f, kernels
+
+
+def _check_structured_or_delegate(e: _Entry, func: FunctionSchema, structured: bool, delegate: Optional[OperatorName]) -> None:
+    # Checked before the dispatch table: otherwise the conflict surfaces as an unrelated dispatch complaint.
+    if structured and delegate is not None:
+        raise e.error(None, f"{func.name} is structured and also has structured_delegate: {delegate}; an out= operator "
+                            "with structured: True implements the kernel, its functional/in-place variants delegate to it")
 
 
 def _parse_variants(e: _Entry) -> tuple[str, ...]:

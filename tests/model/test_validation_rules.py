@@ -3,6 +3,9 @@
 Each case is a small native_functions.yaml.  The line the error must point at is marked with a
 trailing ``#<`` comment (yaml ignores it); a valid entry is prepended so no case sits on line 1.
 """
+import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -12,6 +15,7 @@ from opgen.model import load_model
 
 PRELUDE = "# a valid entry first, so errors are not trivially on line 1\n- func: prelude(Tensor self) -> Tensor\n\n"
 MARK = "#<"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 FACTORY_ARGS = "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 
@@ -272,6 +276,13 @@ CASES = [
           device_guard: False  #<
         """, "device_guard: False is not supported by structured kernels", id="delegate-without-device-guard"),
     pytest.param("""
+        - func: foo(Tensor self) -> Tensor  #<
+          structured: True
+          structured_delegate: foo.out
+        - func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          structured: True
+        """, "foo is structured and also has structured_delegate: foo.out", id="structured-and-delegate"),
+    pytest.param("""
         - func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
           structured_delegate: foo.other  #<
         """, "out= functions cannot have structured_delegate; did you mean 'structured: True'?",
@@ -490,6 +501,35 @@ def test_validation_rule_names_file_line_and_reason(yaml_files, snippet, fragmen
     line = _expected_line(text)
     assert str(diagnostic).startswith(f"{yaml_files.yaml}:{line}: error: "), str(diagnostic)
     assert fragment in diagnostic.message
+
+
+STRUCTURED_AND_DELEGATE = PRELUDE + """\
+- func: add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_delegate: add.out
+  dispatch:
+    CPU: add_out
+"""
+STRUCTURED_AND_DELEGATE_ERROR = (
+    "{file}:4: error: add.out is structured and also has structured_delegate: add.out; an out= operator with "
+    "structured: True implements the kernel, its functional/in-place variants delegate to it")
+
+
+def test_structured_and_delegate_is_reported_on_the_entry_line(yaml_files):
+    # Before, only the dispatch table's CPU kernel (line 8) was blamed, for a reason unrelated to the mistake.
+    error = yaml_files.errors(STRUCTURED_AND_DELEGATE)
+    assert str(error) == STRUCTURED_AND_DELEGATE_ERROR.format(file=yaml_files.yaml)
+
+
+def test_structured_and_delegate_on_the_command_line_exits_2(yaml_files):
+    path = yaml_files.write(STRUCTURED_AND_DELEGATE, dedent=False)
+    env = dict(os.environ)
+    env.pop("OPGEN_DEBUG", None)
+    result = subprocess.run([sys.executable, "-m", "opgen", "model", path, "--tags", yaml_files.tags, "--no-cache"],
+                            cwd=REPO_ROOT, capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [STRUCTURED_AND_DELEGATE_ERROR.format(file=path)]
 
 
 def test_top_level_not_a_list(yaml_files):
