@@ -49,11 +49,6 @@ class SchemaError(OpgenError):
     """A schema string that does not follow the schema language."""
 
 
-def fail(message: str) -> None:
-    """Raise a location-less error; callers that know the place add it with ``at``."""
-    raise OpgenError(message)
-
-
 class DiagnosticCollector:
     """Gathers every problem in a file so one run reports them all (up to a cap)."""
 

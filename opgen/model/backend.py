@@ -40,9 +40,6 @@ class BackendIndex:
     def has_kernel(self, name: OperatorName) -> bool:
         return name in self.index
 
-    def sorted_items(self) -> list[tuple[OperatorName, BackendMetadata]]:
-        return sorted(self.index.items(), key=lambda item: str(item[0]))
-
     def __reduce__(self):  # MappingProxyType does not pickle; the parse cache needs it to
         return (BackendIndex, (self.dispatch_key, self.use_out_as_primary, self.external, self.device_guard, dict(self.index)))
 

@@ -467,11 +467,7 @@ def _parse_returns(text: str) -> tuple[Return, ...]:
     return (Return.parse(text),)
 
 
-def parse_schema(text: str) -> FunctionSchema:
-    return FunctionSchema.parse(text)
-
-
 __all__ = [
     "Annotation", "Argument", "Arguments", "BaseOperatorName", "FunctionSchema", "OperatorName",
-    "Return", "SchemaKind", "parse_schema", "split_top_level", "BaseType", "OptionalType",
+    "Return", "SchemaKind", "split_top_level", "BaseType", "OptionalType",
 ]
