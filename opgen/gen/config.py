@@ -15,9 +15,6 @@ DEFAULT_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.CompositeExplicitAutogradNonFunctional,
 )
 
-# Keys whose in-tree kernels are structured wrappers around meta() + impl().
-STRUCTURED_WRAPPER_KEYS = frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.MPS, DispatchKey.XPU, DispatchKey.MTIA})
-
 # The runtime has no separate NonFunctional alias: it registers those kernels as
 # CompositeExplicitAutograd (nothing here functionalizes, so the two behave alike).
 RUNTIME_KEY = {DispatchKey.CompositeExplicitAutogradNonFunctional: "CompositeExplicitAutograd"}

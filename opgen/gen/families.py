@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..errors import OpgenError
+from ..model.autogen import variant_families
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
@@ -14,9 +15,8 @@ class GroupRelations:
     def __init__(self, group: OperatorGroup):
         self.group = group
         self._by_name = {f.func.name: f for f in group.functions}
-        self._families: dict[str, dict[SchemaKind, NativeFunction]] = {}
-        for f in group.functions:
-            self._families.setdefault(f.func.family_key(), {})[f.func.kind()] = f
+        # The model's own families (loading already rejected two functions of one kind in a family).
+        self._families = variant_families(group.functions)
 
     def structured_out(self, f: NativeFunction) -> Optional[NativeFunction]:
         """The structured out= function behind f (f itself, or its structured_delegate)."""

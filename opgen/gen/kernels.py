@@ -18,16 +18,13 @@ from typing import Optional
 from ..api import dispatcher, structured
 from ..api.bindings import names, params
 from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
-from ..model.dispatch_keys import DispatchKey
+from ..model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
-from ..model.types import BaseTy, BaseType, ListType
-from .config import STRUCTURED_WRAPPER_KEYS
+from ..model.types import TENSOR, ListType
 from .layout import handles_header
 from .families import GroupRelations
 from .render import render
-
-TENSOR = BaseType(BaseTy.Tensor)
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,7 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         return None
     if key is DispatchKey.Meta:
         base = f"meta::{structured.meta_class(group_rel.functional_of(out))}"
-    elif key in STRUCTURED_WRAPPER_KEYS and key in indices and indices[key].get(out.func.name) is not None:
+    elif key in STRUCTURED_KEYS and key in indices and indices[key].get(out.func.name) is not None:
         meta = indices[key].get(out.func.name)
         base = f"{kernel_namespace(meta)}::{structured.impl_class(meta.kernel)}"
     else:

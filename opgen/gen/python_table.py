@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Iterable
 
+from ..api.dispatcher import qualified_name
 from ..model.loader import Model
 from ..model.native_function import NativeFunction
 from ..model.types import BaseTy, BaseType, ListType
@@ -28,10 +29,6 @@ class PythonTable:
     self_positions: dict[str, int]          # qualified method overload -> index of `self`, when not 0
     varargs_functions: tuple[str, ...]      # names that accept zeros(2, 3) for zeros([2, 3])
     varargs_methods: tuple[str, ...]
-
-
-def qualified_name(f: NativeFunction) -> str:
-    return f"{f.namespace}::{f.func.name}"
 
 
 def python_name(f: NativeFunction) -> str:

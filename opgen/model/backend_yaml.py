@@ -20,7 +20,7 @@ from .backend import BackendIndex, BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, DispatchKey
 from .grouping import VariantGroup
 from .loader import ERROR_CAP, Model
-from .native_function import cpp_name
+from .native_function import cpp_name, describe_value
 from .schema import CPP_KEYWORDS, IDENTIFIER, OperatorName
 
 # Lists whose operators get kernels, and the dispatch key family each one registers to.
@@ -94,12 +94,6 @@ def backend_summary(backend: BackendYaml) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return f"a {'mapping' if isinstance(value, dict) else 'list'}"
-    return f"{type(value).__name__} {value!r}"
-
-
 def _is_backend_key(key: DispatchKey) -> bool:
     # Composite, autograd and selection keys are stages of dispatch, not places kernels run.
     return key not in COMPOSITE_KEYS and key is not DispatchKey.BackendSelect and not key.value.startswith("Autograd")
@@ -153,7 +147,7 @@ class _BackendReader:
         for key, kind in IGNORED_KEYS.items():
             value = self.doc.get(key)
             if value is not None and not isinstance(value, kind):
-                self.errors.add(self.doc.where(key), f"'{key}' must be a {kind.__name__}, got {_describe(value)}")
+                self.errors.add(self.doc.where(key), f"'{key}' must be a {kind.__name__}, got {describe_value(value)}")
 
     def _required_string(self, key: str, what: str) -> Optional[str]:
         if key not in self.doc:
@@ -161,7 +155,7 @@ class _BackendReader:
             return None
         value = self.doc[key]
         if not isinstance(value, str):
-            self.errors.add(self.doc.where(key), f"'{key}' must be a string, got {_describe(value)}")
+            self.errors.add(self.doc.where(key), f"'{key}' must be a string, got {describe_value(value)}")
             return None
         if not value.strip():
             self.errors.add(self.doc.where(key), f"'{key}' is empty; give {what}")
@@ -205,14 +199,14 @@ class _BackendReader:
             return default
         if not isinstance(value, str) or not IDENTIFIER.match(value) or value in CPP_KEYWORDS:
             self.errors.add(self.doc.where("class_name"),
-                            f"'class_name' must be a C++ class name, got {_describe(value)}; omit it for {default}")
+                            f"'class_name' must be a C++ class name, got {describe_value(value)}; omit it for {default}")
             return default
         return value
 
     def _flag(self, key: str) -> bool:
         value = self.doc.get(key, False)
         if not isinstance(value, bool):
-            self.errors.add(self.doc.where(key), f"'{key}' must be True or False, got {_describe(value)}")
+            self.errors.add(self.doc.where(key), f"'{key}' must be True or False, got {describe_value(value)}")
             return False
         return value
 
@@ -224,7 +218,7 @@ class _BackendReader:
         if items is None:  # `supported:` with nothing under it is an empty list
             return []
         if not isinstance(items, LocatedList):
-            self.errors.add(self.doc.where(key), f"'{key}' must be a list of operator names, got {_describe(items)}")
+            self.errors.add(self.doc.where(key), f"'{key}' must be a list of operator names, got {describe_value(items)}")
             return []
         found = []
         for text, line in zip(items, items.item_lines):
@@ -236,7 +230,7 @@ class _BackendReader:
 
     def _operator(self, text: Any, key: str, location: Location) -> Optional[OperatorName]:
         if not isinstance(text, str):
-            self.errors.add(location, f"'{key}' lists {_describe(text)}; write operator names such as add.Tensor")
+            self.errors.add(location, f"'{key}' lists {describe_value(text)}; write operator names such as add.Tensor")
             return None
         try:
             name = OperatorName.parse(text)

@@ -120,11 +120,12 @@ class _Entry:
             return default
         value = self.raw[key]
         if not isinstance(value, kind):
-            raise self.error(key, f"'{key}' must be {what}, got {_describe(value)}")
+            raise self.error(key, f"'{key}' must be {what}, got {describe_value(value)}")
         return value
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """How error messages name a yaml value: "a list", "a mapping", "str 'CPU'"."""
     if isinstance(value, (dict, list)):
         return f"a {'mapping' if isinstance(value, dict) else 'list'}"
     return f"{type(value).__name__} {value!r}"
