@@ -9,9 +9,11 @@
 - ``group``        template contexts for each file of a group
 - ``render``       jinja2 rendering with the fixed banner
 - ``backend``      an external backend's files per group (declarations, registrations)
-- ``tree``         generate a whole output tree: write-if-changed, stale removal, umbrellas
+- ``plan``         the one engine: jobs, their files, producing, umbrellas, stale files, state, report
+- ``tree``         ``opgen generate``: a plan run over a whole output tree
 """
 from .config import CodegenConfig, DEFAULT_KEYS
-from .tree import GenerateReport, generate_tree
+from .plan import CodegenPlan, Report
+from .tree import generate_tree
 
-__all__ = ["CodegenConfig", "DEFAULT_KEYS", "GenerateReport", "generate_tree"]
+__all__ = ["CodegenConfig", "CodegenPlan", "DEFAULT_KEYS", "Report", "generate_tree"]

@@ -8,7 +8,7 @@ import sys
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPO_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
 REPO_TAGS = os.path.join(REPO_ROOT, "yaml", "tags.yaml")
-STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")
+STATE_FILES = (".opgen-state.json",)  # opgen.gen.plan.STATE_FILE
 
 
 def repo_group_count() -> int:

@@ -10,7 +10,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
-STATE_FILES = (".opgen-manifest.json", ".opgen-layout.json")
+STATE_FILES = (".opgen-state.json",)  # opgen.gen.plan.STATE_FILE
 
 
 def _group_count() -> int:

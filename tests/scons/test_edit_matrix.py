@@ -29,6 +29,7 @@ import pytest
 
 from edit_cases import EDITS, apply_edit
 from include_graph import IncludeGraph
+from opgen.gen.plan import STATE_FILE
 from scons_helpers import GEN, copy_project, ok, scons, snapshot
 
 # The one object built from code that calls operators as methods (api/tensor.h includes every
@@ -39,10 +40,10 @@ UMBRELLA_HEADERS = {"Functions.h", "MetaFunctions.h", "MethodOperators.h", "Nati
 
 
 def _group_files(project, group: str) -> set[str]:
-    """The edited group's generated files (project-relative), from the build's layout cache."""
-    with open(project / GEN / ".opgen-layout.json", encoding="utf-8") as handle:
-        layout = json.load(handle)
-    return {os.path.join(GEN, path) for path in layout.get(group, [None, []])[1]}
+    """The edited group's generated files (project-relative), from the build's codegen state."""
+    with open(project / GEN / STATE_FILE, encoding="utf-8") as handle:
+        groups = json.load(handle)["groups"]
+    return {os.path.join(GEN, path) for path in groups.get(group, {}).get("files", [])}
 
 
 def _group_objects(graph: IncludeGraph, files: set[str]) -> set[str]:

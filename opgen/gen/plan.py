@@ -1,0 +1,193 @@
+"""The codegen plan: the one engine behind ``opgen generate`` and the SCons tool.
+
+A plan holds the jobs of one run (one per operator group, with its content key), which files
+each job produces, the umbrella headers, and one state file per section (the in-tree files, and
+each external backend's) recording each group's key and files as last produced. Front ends
+only present it: the CLI produces every job that is not current and calls ``finish``; SCons
+declares a node per job from ``files`` and calls ``produce`` from its actions. New kinds of
+generated files plug in as sections or jobs here, not as another orchestrator.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..cache.session import CacheSession
+from ..model.backend_yaml import BackendYaml
+from ..model.loader import Model
+from ..writer import TreeWriter, write_if_changed
+from . import layout
+from .backend import render_backend_umbrella
+from .config import CodegenConfig
+from .jobs import GroupJob, backend_jobs, in_tree_jobs
+from .umbrellas import render_umbrellas
+
+STATE_FILE = ".opgen-state.json"
+STATE_VERSION = 3
+
+
+@dataclass(frozen=True)
+class Section:
+    """Files generated under one directory of the tree, with their own state and umbrellas."""
+    label: str                                   # "groups", or "XLA backend groups"
+    under: str                                   # "" (in-tree) or "backends/<Key>"
+    jobs: tuple[GroupJob, ...]
+    umbrellas: tuple[str, ...]                   # paths the umbrella renderer writes
+    render_umbrellas: Callable[[dict[str, list[str]]], dict[str, str]]  # {group: files} -> {path: text}
+
+    @property
+    def state_path(self) -> str:
+        return os.path.join(self.under, STATE_FILE) if self.under else STATE_FILE
+
+
+def in_tree_section(model: Model, config: CodegenConfig, cache=None) -> Section:
+    return Section("groups", "", tuple(in_tree_jobs(model, config, cache)), layout.UMBRELLAS, render_umbrellas)
+
+
+def backend_section(model: Model, backend: BackendYaml) -> Section:
+    key = backend.backend_key
+    jobs = tuple(backend_jobs(model, backend))
+    return Section(f"{key} backend groups", layout.backend_dir(key), jobs,
+                   (layout.backend_umbrella(key, backend.class_name),),
+                   lambda files: render_backend_umbrella(backend, [name.split("@")[0] for name in files]))
+
+
+@dataclass
+class Report:
+    """What one run did, counted by the plan whichever front end drove it."""
+    label: str
+    groups: int
+    regenerated: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)   # files whose bytes changed
+    removed: list[str] = field(default_factory=list)
+    cache_line: str = "off"
+    cache_hits: Optional[int] = None     # produced groups materialized from the codegen cache (None: no cache)
+    cache_misses: Optional[int] = None   # ... and rendered
+
+    def summary(self) -> str:
+        names = sorted(self.regenerated)
+        if self.label.endswith("backend groups"):  # "mul@XLA" of the "XLA backend groups" is just mul
+            names = [name.split("@")[0] for name in names]
+        shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+        line = f"[opgen] regenerated {len(names)}/{self.groups} {self.label}" + (f": {shown}" if shown else "")
+        return (f"{line}\n[opgen] {self.groups - len(names)} unchanged, {len(self.written)} files written, "
+                f"{len(self.removed)} removed\n[opgen] codegen cache: {self.cache_line}")
+
+
+class CodegenPlan:
+    """One run over an output tree: which jobs are current, producing the others, umbrellas,
+    stale files, the state files and the report. Safe to call ``produce`` from several threads."""
+
+    def __init__(self, out_dir: str, sections: list[Section], session: CacheSession, label: Optional[str] = None):
+        self.out_dir = out_dir
+        self.sections = sections
+        self.session = session
+        self.writer = TreeWriter(out_dir)
+        self._recorded = {s.under: _read_state(os.path.join(out_dir, s.state_path)) for s in sections}
+        self._produced: dict[str, tuple[str, list[str]]] = {}   # job name -> (key, files)
+        self._lock = threading.Lock()
+        self.report = Report(label or sections[0].label, sum(len(s.jobs) for s in sections))
+
+    @property
+    def jobs(self) -> list[GroupJob]:
+        return [job for section in self.sections for job in section.jobs]
+
+    def files(self, job: GroupJob, section: Section) -> list[str]:
+        """The job's files (sorted, relative to the tree): from the state when its key is the
+        recorded one (no codegen work on a no-op), else computed without rendering."""
+        recorded = self._recorded[section.under].get(job.name)
+        if recorded and recorded.get("key") == job.key:
+            return list(recorded["files"])
+        return job.codegen.files()
+
+    def is_current(self, job: GroupJob, section: Section) -> bool:
+        """The tree holds the job's files at its key (the state says so and every file exists)."""
+        recorded = self._recorded[section.under].get(job.name)
+        return (bool(recorded) and recorded.get("key") == job.key
+                and all(os.path.exists(os.path.join(self.out_dir, p)) for p in recorded.get("files", [])))
+
+    def produce(self, job: GroupJob) -> list[str]:
+        """Materializes or renders the job's files and writes those whose bytes changed."""
+        files = self.session.produce(job)
+        written = [path for path, text in files.items() if self.writer.write(path, text)]
+        with self._lock:
+            self._produced[job.name] = (job.key, list(files))
+            self.report.regenerated.append(job.name)
+            self.report.written.extend(written)
+        return written
+
+    def layout(self, section: Section) -> dict[str, list[str]]:
+        """{group: files} of a section as this run leaves it (what the umbrellas list)."""
+        return {job.name: self.files(job, section) for job in section.jobs}
+
+    def write_umbrellas(self, section: Section, layout_of_section: Optional[dict[str, list[str]]] = None) -> list[str]:
+        texts = section.render_umbrellas(layout_of_section or self.layout(section))
+        written = [path for path, text in texts.items() if write_if_changed(os.path.join(self.out_dir, path), text)]
+        with self._lock:
+            self.report.written.extend(written)
+        return written
+
+    def remove_stale(self, section: Section, layout_of_section: Optional[dict[str, list[str]]] = None) -> list[str]:
+        """Deletes files under the section's ops/ that no job of it produces."""
+        expected = {p for files in (layout_of_section or self.layout(section)).values() for p in files}
+        removed = remove_stale(self.out_dir, expected, section.under)
+        with self._lock:
+            self.report.removed.extend(removed)
+        return removed
+
+    def finish(self) -> Report:
+        """Writes each section's state (the jobs produced in this run, and the others as they were
+        recorded) and records the run in the codegen cache."""
+        for section in self.sections:
+            recorded = self._recorded[section.under]
+            state = {}
+            for job in section.jobs:
+                if job.name in self._produced:
+                    key, files = self._produced[job.name]
+                    state[job.name] = {"key": key, "files": files}
+                elif job.name in recorded:
+                    state[job.name] = recorded[job.name]
+            _write_state(os.path.join(self.out_dir, section.state_path), state)
+        self.session.finish(self.report.groups)
+        self.report.cache_line = self.session.cache_line()
+        if self.session.cache is not None:
+            self.report.cache_hits, self.report.cache_misses = len(self.session.hits), len(self.session.misses)
+        return self.report
+
+
+def _read_state(path: str) -> dict[str, dict]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION or not isinstance(data.get("groups"), dict):
+        return {}
+    return data["groups"]
+
+
+def _write_state(path: str, groups: dict[str, dict]) -> None:
+    # No indent: json's C encoder only runs without one, and PyTorch's state lists 9,000 files.
+    text = json.dumps({"version": STATE_VERSION, "groups": groups}, sort_keys=True, separators=(",", ":")) + "\n"
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    write_if_changed(path, text)
+
+
+def remove_stale(out_dir: str, expected: set[str], under: str = "") -> list[str]:
+    """Deletes files under [under/]ops/ that no current group produces; returns their paths."""
+    prefix = f"{under}/{layout.OPS_DIR}" if under else layout.OPS_DIR
+    ops_dir = os.path.join(out_dir, prefix)
+    try:
+        names = sorted(os.listdir(ops_dir))
+    except FileNotFoundError:
+        return []
+    removed = []
+    for name in names:
+        path = f"{prefix}/{name}"
+        if path not in expected and not name.startswith("."):
+            os.unlink(os.path.join(ops_dir, name))
+            removed.append(path)
+    return removed
