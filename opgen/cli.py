@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="fetch from the remote tier but never store to it (default: $OPGEN_CACHE_REMOTE_READ_ONLY)")
     generate.set_defaults(run=_run_generate)
 
-    from .cache.commands import add_parser as add_cache_parser
+    from .cache_cli import add_parser as add_cache_parser
     add_cache_parser(commands)
     return parser
 

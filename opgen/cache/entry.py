@@ -152,3 +152,24 @@ def _entries_of(directory: str) -> list[os.DirEntry]:
             return sorted(items, key=lambda item: item.name)
     except FileNotFoundError:
         return []
+
+
+@dataclass(frozen=True)
+class Found:
+    """A whole entry read by lookup() (or fetched) and its size: what counting the hit needs."""
+    entry: Entry
+    size: int
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        return self.entry.files
+
+
+def is_corrupt(path: str) -> bool:
+    try:
+        read_entry(path)
+    except CorruptEntry:
+        return True
+    except FileNotFoundError:
+        return False
+    return False

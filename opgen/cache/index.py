@@ -189,11 +189,6 @@ def _entry_row(row: tuple) -> EntryRow:
     return EntryRow(*row)
 
 
-def entry_row(db: sqlite3.Connection, key: str) -> Optional[EntryRow]:
-    row = db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE key = ?", (key,)).fetchone()
-    return _entry_row(row) if row else None
-
-
 def entry_rows(db: sqlite3.Connection) -> list[EntryRow]:
     """Every entry, least recently used first (the eviction order)."""
     rows = db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY last_used, created, key")

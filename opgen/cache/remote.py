@@ -21,7 +21,7 @@ from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import Location, OpgenError
-from .store import RemoteFigures
+from .records import RemoteFigures
 
 SCHEMES = ("redis", "rediss", "unix")
 # Entries are immutable per key, so one namespace per entry format is enough.

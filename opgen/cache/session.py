@@ -16,7 +16,9 @@ from typing import Callable, Optional
 
 from ..fingerprint import default_cache_dir
 from .remote import RemoteTier
-from .store import BuildRecord, CodegenCache, Found, Production, RemoteFigures
+from .entry import Found
+from .records import BuildRecord, Production, RemoteFigures
+from .store import CodegenCache, codegen_dir
 
 
 def open_codegen_cache(cache_dir: Optional[str] = None):
@@ -26,7 +28,7 @@ def open_codegen_cache(cache_dir: Optional[str] = None):
     if not root:
         return None
     try:
-        return CodegenCache(os.path.join(root, "codegen"))
+        return CodegenCache(codegen_dir(root))
     except (OSError, sqlite3.Error) as exc:  # an unusable cache slows the build down, never stops it
         print(f"[opgen] warning: codegen cache off ({type(exc).__name__}: {exc})", file=sys.stderr)
         return None

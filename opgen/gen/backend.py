@@ -35,9 +35,6 @@ from .families import GroupRelations
 from .kernels import Wrapper, _base, _out_from_functional, registration_source
 from .render import render
 
-# Header for types the declarations use when the backend's namespace is not under op::.
-_TYPES_HEADER = "core/tensor.h"
-
 
 class BackendGroupCodegen:
     def __init__(self, group: OperatorGroup, backend: BackendYaml):

@@ -11,7 +11,7 @@ import pytest
 from cache_helpers import (FakeClock, files_of, key_of, kill, open_fresh, put_and_get_loop, put_forever,
                            put_stalled_in, run_together)
 from opgen.cache import DEFAULT_MAX_BYTES, CodegenCache
-from opgen.cache.store import BuildRecord, Production
+from opgen.cache.records import BuildRecord, Production
 from opgen.cache.entry import entry_path
 from opgen.cache.index import KEEP_INPUT_VERSIONS
 

@@ -1,4 +1,4 @@
-"""opgen.gen.inputs: a group's inputs field by field, their key, and explain() naming what changed."""
+"""opgen.cache.inputs: a group's inputs field by field, their key, and explain() naming what changed."""
 import dataclasses
 import json
 import os
@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
-from opgen.gen import inputs as inputs_module
+from opgen.cache import inputs as inputs_module
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
-from opgen.gen.inputs import (CODEGEN_PACKAGES, backend_group_inputs, codegen_sources, explain, group_inputs,
+from opgen.cache.inputs import (CODEGEN_PACKAGES, backend_group_inputs, codegen_sources, explain, group_inputs,
                               inputs_key, source_fingerprints)
 from opgen.model import load_model
 from opgen.model.backend_yaml import parse_backend_yaml
@@ -227,7 +227,7 @@ def test_no_absolute_paths(repo_model):
 DUMP_INPUTS = """
 import json, sys
 from opgen.gen.config import CodegenConfig
-from opgen.gen.inputs import backend_group_inputs, group_inputs
+from opgen.cache.inputs import backend_group_inputs, group_inputs
 from opgen.model import load_model
 from opgen.model.backend_yaml import parse_backend_yaml
 model = load_model(sys.argv[1], sys.argv[2])

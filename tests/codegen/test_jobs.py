@@ -8,7 +8,7 @@ from generate_helpers import REPO_TAGS, REPO_YAML
 from opgen.cache import CodegenCache
 from opgen.gen import CodegenConfig
 from opgen.gen import jobs as jobs_module
-from opgen.gen.inputs import group_inputs, inputs_key
+from opgen.cache.inputs import group_inputs, inputs_key
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
 from opgen.model import load_model_cached
 from opgen.model.backend_yaml import parse_backend_yaml

@@ -13,8 +13,8 @@ import sys
 import time
 from typing import Optional
 
-from ..errors import Location, OpgenError
-from ..fingerprint import default_cache_dir, digest
+from .errors import Location, OpgenError
+from .fingerprint import digest
 
 SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
               "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
@@ -75,9 +75,9 @@ def add_parser(commands) -> None:
 
 
 def open_cache(args: argparse.Namespace):
-    from .store import CodegenCache
+    from .cache.store import CodegenCache, codegen_dir
 
-    root = os.path.join(args.cache_dir or default_cache_dir(), "codegen")
+    root = codegen_dir(args.cache_dir or None)
     if not os.path.isdir(root):
         raise OpgenError(f"no codegen cache at {root}; a build (scons, or python -m opgen generate) creates it",
                          Location(root, 0))
@@ -177,7 +177,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from ..gen.inputs import explain
+    from .cache.inputs import explain
 
     cache = open_cache(args)
     history = _latest_inputs(cache, args.group)

@@ -1,0 +1,107 @@
+"""What builds did, in the codegen cache's index: their hits, misses and figures, the groups they
+produced and the inputs of new keys (for explain), and the cache's statistics."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import index as idx
+from .entry import Found
+
+REMOTE_FIGURES = ("hits", "misses", "errors", "rejected")
+
+
+@dataclass(frozen=True)
+class Production:
+    """One group a build produced: materialized from ``found`` (fetched from the remote tier when
+    ``remote``), or rendered (found is None)."""
+    group: str
+    key: str
+    found: Optional[Found]
+    remote: bool = False
+
+
+@dataclass(frozen=True)
+class RemoteFigures:
+    """What a build's remote tier did: entries fetched, absent, failed calls, bad entries refused."""
+    hits: int = 0
+    misses: int = 0
+    errors: int = 0
+    rejected: int = 0
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    label: str
+    started: float                  # on the cache's clock
+    groups: int                     # groups in the build, produced or up to date
+    seconds: float                  # spent producing groups
+    produced: tuple[Production, ...]
+    inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, inputs) of keys new to their group
+    remote: RemoteFigures = RemoteFigures()
+
+
+class BuildRecords:
+    """CodegenCache's build records and stats (needs ``self._index``, ``self._clock``, ``self.root``,
+    ``self.max_bytes`` and the entry counting of CodegenCache)."""
+
+
+    def record_build(self, build: BuildRecord) -> int:
+        """Counts a build's hits and misses (local and remote), records its figures, its productions
+        and the inputs of keys new to their groups: one transaction for the whole build. Returns the
+        build's id. A group fetched from the remote tier is a local miss and a remote hit."""
+        local_hits = [p.found for p in build.produced if p.found is not None and not p.remote]
+        remote_hits = [p.found for p in build.produced if p.found is not None and p.remote]
+        remote = build.remote
+        with self._index.write() as db:
+            self._count_hits_locked(db, local_hits)
+            self._count_misses_locked(db, [p.key for p in build.produced if p.found is None or p.remote])
+            idx.bump(db, "seconds_saved", sum(found.entry.render_seconds for found in remote_hits))
+            for name in REMOTE_FIGURES:
+                idx.bump(db, f"remote_{name}", getattr(remote, name))
+            build_id = idx.insert_build(
+                db, build.label, build.started, self._clock(), groups=build.groups, hits=len(local_hits),
+                misses=len(build.produced) - len(local_hits), regenerated=len(build.produced), seconds=build.seconds,
+                saved_seconds=sum(found.entry.render_seconds for found in local_hits + remote_hits),
+                remote={name: getattr(remote, name) for name in REMOTE_FIGURES})
+            idx.record_productions(db, build_id, [(p.group, p.key, p.found is not None) for p in build.produced])
+            for group, key, inputs in build.inputs:
+                idx.insert_inputs(db, group, key, inputs, build_id)
+        return build_id
+
+    def newest_input_keys(self) -> dict[str, str]:
+        """{group: key} of each group's most recently recorded inputs."""
+        with self._index.read() as db:
+            return idx.newest_input_keys(db)
+
+    def last_production(self, group: str) -> Optional[tuple[int, str, bool]]:
+        """(build id, key, materialized from the cache) of the latest build that produced ``group``."""
+        with self._index.read() as db:
+            return idx.last_production(db, group)
+
+    def inputs_history(self, group: str, n: int = 2) -> list[tuple[str, dict[str, str], int]]:
+        """(key, inputs, build_id) of the group's last ``n`` distinct keys, newest first."""
+        with self._index.read() as db:
+            return idx.inputs_history(db, group, n)
+
+    def stats(self) -> dict:
+        with self._index.read() as db:
+            counts = idx.counters(db)
+            entries, size = idx.entry_count(db), idx.total_bytes(db)
+            last, builds = idx.last_finished_build(db), idx.build_count(db)
+        return {"root": self.root, "entries": entries, "bytes": size, "max_bytes": self.max_bytes,
+                "hits": counts["hits"], "misses": counts["misses"], "evictions": counts["evictions"],
+                "corrupt": counts["corrupt_reads"], "hit_rate": _rate(counts["hits"], counts["misses"]),
+                "seconds_saved": counts["seconds_saved"], "builds": builds,
+                "remote": {name: counts[f"remote_{name}"] for name in REMOTE_FIGURES},
+                "last_build": _build_figures(last) if last else None}
+
+
+def _rate(hits: int, misses: int) -> float:
+    return hits / (hits + misses) if hits + misses else 0.0
+
+
+def _build_figures(build: idx.BuildRow) -> dict:
+    figures = build.as_dict()
+    figures["hit_rate"] = _rate(build.hits or 0, build.misses or 0)
+    return figures
