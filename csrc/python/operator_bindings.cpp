@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "python/bindings.h"
+#include "python/call_slot.h"
 #include "python/ivalue_conversion.h"
 #include "python/py_operator.h"
 
@@ -121,28 +122,6 @@ class PyOpPacket {
   uint64_t generation_ = 0;
   std::map<const op::OperatorEntry*, std::unique_ptr<PyOperator>> cache_;  // entries are never freed
 };
-
-// Calls go straight through the type's tp_call slot: no pybind11 overload dispatch and no
-// copies of args/kwargs on the path every operator call takes.
-template <class T>
-PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) {
-  try {
-    auto* target = static_cast<T*>(reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder().value_ptr());
-    if (target == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "operator object is not initialised");
-      return nullptr;
-    }
-    return target->call(args, kwargs).release().ptr();
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-
-template <class T>
-void install_call_slot(const py::class_<T>& cls) {
-  reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_call = &call_slot<T>;
-}
 
 }  // namespace
 

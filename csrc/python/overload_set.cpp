@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "python/bindings.h"
+#include "python/call_slot.h"
 #include "python/ivalue_conversion.h"
 #include "python/py_operator.h"
 #include "python/tensor_object.h"
@@ -231,21 +232,6 @@ class OverloadSet {
   std::vector<Candidate> candidates_;
 };
 
-// The call goes straight through tp_call: no pybind11 overload dispatch, no copied args.
-PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) {
-  try {
-    auto* set = static_cast<OverloadSet*>(reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder().value_ptr());
-    if (set == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "overload set is not initialised");
-      return nullptr;
-    }
-    return set->call(args, kwargs).release().ptr();
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-
 // Like a Python function on a class: instance.attr binds, Class.attr is the set itself.
 // (Calls through an instance skip this: the type is a method descriptor.)
 PyObject* descr_get(PyObject* self, PyObject* obj, PyObject*) {
@@ -282,10 +268,9 @@ void init_overload_sets(py::module_& m) {
         "An _OverloadSet: `display` names it in messages (\"add\", \"Tensor.add\"); `names` are the qualified "
         "overloads in the order tried; `self_positions`, for methods, where each overload takes self.");
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  type->tp_call = &call_slot;
   type->tp_descr_get = &descr_get;
   type->tp_flags |= Py_TPFLAGS_METHOD_DESCRIPTOR;
-  PyType_Modified(type);
+  install_call_slot(cls);
 }
 
 }  // namespace opy
