@@ -75,3 +75,14 @@ def backend_key_source(backend: DispatchKey, group: str, key: DispatchKey) -> st
 
 def backend_umbrella(backend: DispatchKey, class_name: str) -> str:
     return f"{backend_dir(backend)}/{class_name}.h"
+
+
+def backend_key_source_group(path: str, keys: tuple[DispatchKey, ...]) -> str | None:
+    """Inverse of ``backend_key_source`` for one of ``keys``: the group, from the source's path or
+    its object's (``.../ops/add_AutogradXLA.os`` -> ``add``); None for other names."""
+    stem = path.rpartition("/")[2].rpartition(".")[0]
+    for key in keys:
+        suffix = f"_{key.value}"
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[:-len(suffix)]
+    return None

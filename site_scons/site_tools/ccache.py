@@ -13,7 +13,8 @@ Construction variables:
 import os
 import re
 
-from optional_program import fail, find_program, mode_of
+from optional_program import find_program, mode_of
+from stop_build import fail
 
 COMPILE_COMMANDS = ("CCCOM", "CXXCOM", "SHCCCOM", "SHCXXCOM")
 # $( ... $) drops the wrapper from the command's signature: switching ccache on or off

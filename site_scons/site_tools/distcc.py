@@ -22,7 +22,7 @@ import subprocess
 import SCons.Script
 
 from ccache import COMPILE_COMMANDS, PREFIX as CCACHE_PREFIX, pass_through
-from optional_program import fail
+from stop_build import fail
 
 # Inside $( $) like ccache: switching distcc on or off never changes a build signature.
 PREFIX = "$( $DISTCC $)"

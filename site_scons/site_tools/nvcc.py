@@ -14,9 +14,7 @@ Construction variables:
 (``$( $CCACHE $)``, set by the ccache tool), and .cu files get SCons' C scanner, so editing a
 header they include rebuilds them.
 """
-import functools
 import os
-import subprocess
 
 import SCons.Action
 import SCons.Builder
@@ -24,6 +22,7 @@ import SCons.Defaults
 import SCons.Scanner.C
 import SCons.Tool
 
+from compiler_version import compiler_identity
 from optional_program import find_program, mode_of
 
 SUFFIX = ".cu"
@@ -52,20 +51,9 @@ def _cuda_home(nvcc):
     return DEFAULT_CUDA_HOME
 
 
-@functools.cache
-def _identity(nvcc, mtime_ns):
-    """nvcc's version: .cu objects depend on it (the compiler_version tool's idea for C++)."""
-    try:
-        out = subprocess.run([nvcc, "--version"], check=False, capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        out = f"cannot run --version: {exc}"
-    lines = out.strip().splitlines()
-    return f"{nvcc}: {lines[-1] if lines else ''}"
-
-
 def _depend_on_nvcc(target, source, env):
-    nvcc = env["NVCC"]
-    env.Depends(target, env.Value(_identity(nvcc, os.stat(nvcc).st_mtime_ns)))
+    # .cu objects depend on nvcc's version, as C/C++ objects do on their compiler's.
+    env.Depends(target, env.Value(compiler_identity(env, "NVCC")))
     return target, source
 
 

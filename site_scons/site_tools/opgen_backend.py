@@ -13,6 +13,7 @@ import sys
 from opgen_model import stop  # site_tools is on sys.path while tools load
 
 from opgen.errors import OpgenError
+from opgen.gen.layout import backend_key_source_group
 from opgen.link_check import NmError, missing_kernels
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.writer import write_if_changed
@@ -56,8 +57,9 @@ def _check_definitions(target, source, env):
         where = env["OPGEN_BACKEND_SOURCES"]
         lines = [f"scons: *** [opgen] {len(missing)} {backend.backend_key} kernel(s) declared by {backend.source} "
                  f"have no definition in {where}/; define them (signatures as the dispatcher calls them):"]
+        keys = tuple(k for k in (backend.backend_key, backend.autograd_key) if k is not None)
         for signature, objects in missing.items():
-            groups = sorted({os.path.basename(o).rsplit("_", 1)[0] for o in objects})
+            groups = sorted({backend_key_source_group(o, keys) or os.path.basename(o) for o in objects})
             lines.append(f"  {signature}    [operator group {', '.join(groups)}]")
         print("\n".join(lines), file=sys.stderr)
         return 2

@@ -6,11 +6,11 @@ Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and 
 import os
 import sys
 
-import SCons.Script
+from stop_build import fail  # site_tools is on sys.path while tools load
 
 from opgen.errors import OpgenError
 from opgen.fingerprint import package_fingerprint
-from opgen.model import load_model_cached
+from opgen.cache.parse_cache import load_model_cached
 from opgen.model.summary import model_json
 from opgen.writer import write_if_changed
 
@@ -38,8 +38,7 @@ def stop(error, summary: str) -> None:
     """Ends the build with exit status 2: the input's FILE:LINE diagnostics, then one summary line."""
     for diagnostic in getattr(error, "diagnostics", ()):
         print(str(diagnostic), file=sys.stderr)
-    print(f"scons: *** [opgen] {summary}", file=sys.stderr)
-    SCons.Script.Exit(2)
+    fail(f"[opgen] {summary}")
 
 
 def _write_model_json(target, source, env):

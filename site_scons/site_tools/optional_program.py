@@ -2,17 +2,9 @@
 
 Not a tool itself; SCons puts site_tools on sys.path while it loads a tool, so they import it.
 """
-import sys
-
-import SCons.Script
+from stop_build import fail
 
 MODES = ("auto", "on", "off")
-
-
-def fail(message):
-    """Stops the build with exit status 2 (bad input), without a traceback."""
-    print(f"scons: *** {message}", file=sys.stderr)
-    SCons.Script.Exit(2)
 
 
 def find_program(env, option, mode, program, missing):
