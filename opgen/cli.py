@@ -74,7 +74,8 @@ def _dispatch_keys(text: str):
 
 
 def _run_model(args: argparse.Namespace) -> int:
-    from .model import default_tags_path, load_model_cached
+    from .cache.parse_cache import load_model_cached
+    from .model import default_tags_path
     from .model.summary import model_json, model_summary
 
     tags = args.tags or default_tags_path(args.yaml)
@@ -90,8 +91,9 @@ def _run_model(args: argparse.Namespace) -> int:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from .cache.parse_cache import load_model_cached
     from .gen import CodegenConfig, generate_tree
-    from .model import default_tags_path, load_model_cached
+    from .model import default_tags_path
 
     tags = args.tags or default_tags_path(args.yaml)
     model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)

@@ -1,4 +1,5 @@
-"""The one place generated files are written: UTF-8, '\\n' newlines, only when bytes change."""
+"""The one place opgen writes files: generated files (UTF-8, '\\n' newlines, only when their bytes
+change) and, through atomic_write / write_temp, the caches' entries, memos and parsed models."""
 from __future__ import annotations
 
 import os
@@ -23,18 +24,35 @@ def write_if_changed(path: str, text: str) -> bool:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         if _create(path, data):
             return True
+    atomic_write(path, data)
+    return True
+
+
+def write_temp(path: str, data: bytes, prefix: str = ".tmp-") -> str:
+    """Writes ``data`` to a new temp file beside ``path`` and returns its name, for the caller to
+    rename into place (os.replace); a failed write leaves no temp behind. No fsync: every reader
+    of opgen's files checks them (a digest, a key, a parse) and treats a torn file as absent."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=prefix)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        os.chmod(temp, 0o644)
     except BaseException:
-        os.unlink(tmp)
+        os.unlink(temp)
         raise
-    return True
+    return temp
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Replaces ``path`` with ``data`` at once: readers see the old bytes or the new, never part."""
+    temp = write_temp(path, data)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
 
 
 class TreeWriter:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
+from .. import writer
 from ..fingerprint import digest
 
 MAGIC = b"opgen-codegen-entry-1"
@@ -96,22 +96,9 @@ def read_entry(path: str) -> tuple[Entry, int]:
 
 
 def write_temp(path: str, data: bytes) -> str:
-    """Write ``data`` to a new temp file beside ``path`` and return the temp's name.
-
-    The caller renames it into place (os.replace), so no reader ever sees a partial entry under
-    its final name. No fsync: a torn entry after a power loss fails its digest and is a miss.
-    """
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX + os.path.basename(path) + "-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, 0o644)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    return temp
+    """The entry's bytes in a temp file beside ``path``, renamed into place by the caller under the
+    index lock, so no reader ever sees a partial entry under its final name."""
+    return writer.write_temp(path, data, prefix=TEMP_PREFIX + os.path.basename(path) + "-")
 
 
 def remove_quietly(path: str) -> bool:

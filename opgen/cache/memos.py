@@ -12,7 +12,8 @@ import os
 from typing import Optional
 
 from ..fingerprint import digest
-from .entry import check_key, write_temp
+from ..writer import atomic_write
+from .entry import check_key
 
 KEY_MEMO_DIR = "keys"
 _MEMO_FORMAT = b"opgen-group-keys-1"
@@ -64,8 +65,7 @@ class KeyMemos:
 
     def remember_keys(self, memo: str, keys: dict[str, str]) -> None:
         payload = json.dumps(keys, sort_keys=True).encode("utf-8")
-        path = self._memo_path(memo)
-        os.replace(write_temp(path, digest(payload).encode("ascii") + b"\n" + payload), path)
+        atomic_write(self._memo_path(memo), digest(payload).encode("ascii") + b"\n" + payload)
 
     def _memos(self) -> list[str]:
         directory = os.path.join(self.root, KEY_MEMO_DIR)

@@ -7,7 +7,6 @@ Without a cache (disabled) every group renders.  Safe to call from SCons' job th
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 import threading

@@ -5,11 +5,10 @@ from .dispatch_keys import DispatchKey
 from .grouping import OperatorGroup, VariantGroup, ViewGroup
 from .loader import Model, default_tags_path, load_model
 from .native_function import NativeFunction
-from .parse_cache import load_model_cached
 from .schema import FunctionSchema, OperatorName, SchemaKind
 
 __all__ = [
     "BackendIndex", "BackendMetadata", "BackendYaml", "DispatchKey", "FunctionSchema", "Model", "NativeFunction",
     "OperatorGroup", "OperatorName", "SchemaKind", "VariantGroup", "ViewGroup", "backend_summary",
-    "default_tags_path", "load_model", "load_model_cached", "parse_backend_yaml",
+    "default_tags_path", "load_model", "parse_backend_yaml",
 ]

@@ -35,7 +35,8 @@ GOAL = 0.2
 PHASE = """
 import json, sys, time
 from opgen.gen import CodegenConfig, generate_tree
-from opgen.model import default_tags_path, load_model_cached
+from opgen.cache.parse_cache import load_model_cached
+from opgen.model import default_tags_path
 yaml_path, out = sys.argv[1:3]
 model = load_model_cached(yaml_path, default_tags_path(yaml_path))
 start = time.perf_counter()

@@ -42,7 +42,8 @@ print(json.dumps({"functions": len(fs),
 # Times one call in a fresh process (imports excluded), groupings included; prints JSON.
 OPGEN_SNIPPET = """\
 import json, sys, time
-from opgen.model import VariantGroup, load_model, load_model_cached
+from opgen.cache.parse_cache import load_model_cached
+from opgen.model import VariantGroup, load_model
 load = load_model_cached if sys.argv[1] == "cached" else load_model
 start = time.perf_counter()
 model = load(sys.argv[2], sys.argv[3])

@@ -10,7 +10,7 @@ from opgen.gen import CodegenConfig
 from opgen.gen import jobs as jobs_module
 from opgen.cache.inputs import group_inputs, inputs_key
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
-from opgen.model import load_model_cached
+from opgen.cache.parse_cache import load_model_cached
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.model.dispatch_keys import DispatchKey
 

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from opgen.errors import OpgenError
-from opgen.model import Model, load_model, load_model_cached
-from opgen.model import parse_cache
+from opgen.cache import parse_cache
+from opgen.cache.parse_cache import load_model_cached
+from opgen.model import Model, load_model
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

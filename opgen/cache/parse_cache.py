@@ -9,13 +9,13 @@ import dataclasses
 import gc
 import os
 import pickle
-import tempfile
 from typing import Optional
 
-from ..fingerprint import default_cache_dir, digest, package_fingerprint
 from ..errors import Location, OpgenError
+from ..fingerprint import default_cache_dir, digest, package_fingerprint
+from ..model.loader import Model, build_model, tags_from_document
+from ..writer import atomic_write
 from ..yamlio import load_bytes
-from .loader import Model, build_model, tags_from_document
 
 _FORMAT = b"opgen-model-cache-1"
 
@@ -69,10 +69,6 @@ def _read_entry(path: str) -> Optional[Model]:
 
 def _write_entry(path: str, model: Model) -> None:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        atomic_write(path, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass  # a read-only or full cache only costs speed
