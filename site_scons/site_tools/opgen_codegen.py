@@ -12,7 +12,6 @@ group changes one archive.  What to generate, when, and the report all come from
 """
 import atexit
 import json
-import os
 import sys
 
 import SCons.Script
