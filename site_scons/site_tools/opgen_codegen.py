@@ -34,6 +34,7 @@ class CodegenResult:
     def __init__(self):
         self.sources_by_group: dict[str, list] = {}  # group -> the nodes the build compiles
         self.targets: list = []
+        self.groups = 0
 
 
 class _PlanNodes:
@@ -77,7 +78,7 @@ def _session(env, label):
     return CacheSession(cache, label, remote)
 
 
-def _declare(env, out, plan: CodegenPlan) -> CodegenResult:
+def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
     [section] = plan.sections
     nodes_of = _PlanNodes(plan, section)
     group_builder = env.Builder(
@@ -85,17 +86,22 @@ def _declare(env, out, plan: CodegenPlan) -> CodegenResult:
         emitter=nodes_of.emit,
     )
     result = CodegenResult()
+    result.groups = len(section.jobs)
     layout = nodes_of.layout
     for job in section.jobs:
         files = layout[job.name]
-        # The emitter replaces this first target with the group's whole (sorted) file list.
+        # The emitter replaces this first target with the group's whole (sorted) file list; with
+        # node_per_file=False (nothing compiles: --codegen-only) the group is one node, its first
+        # file, and its other files are written beside it without nodes of their own.
+        declared = files if node_per_file else files[:1]
         nodes = group_builder(env, target=out.File(files[0]), source=env.Value(f"{job.name}:{job.key}"),
-                              OPGEN_JOB=job.name, OPGEN_FILES=files)
+                              OPGEN_JOB=job.name, OPGEN_FILES=declared)
         # Precious: SCons would delete targets before the action runs, and a file rewritten with
         # the same bytes gets a new mtime; the plan's writer must see the old file.
         env.Precious(nodes)
         result.targets.extend(nodes)
-        result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
+        if node_per_file:
+            result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
     # The umbrellas depend on which files each group has, nothing else.
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
     umbrellas = env.Command([out.File(path) for path in section.umbrellas],
@@ -109,18 +115,18 @@ def _declare(env, out, plan: CodegenPlan) -> CodegenResult:
     return result
 
 
-def _codegen(env, model, out_dir, config=None):
+def _codegen(env, model, out_dir, config=None, node_per_file=True):
     out = env.Dir(out_dir)
     session = _session(env, "scons")
     plan = CodegenPlan(out.abspath, [in_tree_section(model, config or CodegenConfig(), session.cache)], session)
-    return _declare(env, out, plan)
+    return _declare(env, out, plan, node_per_file)
 
 
-def _backend_codegen(env, model, backend, out_dir):
+def _backend_codegen(env, model, backend, out_dir, node_per_file=True):
     """The backend's files for every group it lists, under <out_dir>/backends/<Key>/."""
     out = env.Dir(out_dir)
     session = _session(env, f"scons --backend {backend.backend_key}")
-    return _declare(env, out, CodegenPlan(out.abspath, [backend_section(model, backend)], session))
+    return _declare(env, out, CodegenPlan(out.abspath, [backend_section(model, backend)], session), node_per_file)
 
 
 def shard_of(group: str) -> int:
