@@ -1,14 +1,21 @@
 // The parts of the opdispatch._C extension; module.cpp calls each init_* once.
 #pragma once
 
+#include <string>
+
 #include <pybind11/pybind11.h>
+
+#include "dispatch/dispatch_key.h"
 
 namespace opy {
 
 namespace py = pybind11;
 
+// A dispatch key by name ("CPU", "AutogradCPU", ...); an unknown name raises ValueError.
+op::DispatchKey parse_key(const std::string& name);
+
 void init_dtypes(py::module_& m);      // dtype_bindings.cpp: opdispatch.float32, ...
-void init_tensor(py::module_& m);      // tensor_bindings.cpp: TensorBase, numpy interop, factories
+void init_tensor(py::module_& m);      // tensor_bindings.cpp: Tensor, numpy interop, factories
 void init_operators(py::module_& m);   // operator_bindings.cpp: calling operators
 void init_library(py::module_& m);     // library_bindings.cpp: Library, Python kernels
 void init_dispatcher(py::module_& m);  // dispatcher_bindings.cpp: introspection, key sets, guards

@@ -15,18 +15,18 @@
 
 namespace opy {
 
-namespace {
-
-using op::DispatchKey;
-using op::DispatchKeySet;
-
-DispatchKey parse_key(const std::string& name) {
+op::DispatchKey parse_key(const std::string& name) {
   try {
     return op::parse_dispatch_key(name);
   } catch (const op::Error& e) {
     throw py::value_error(e.what());
   }
 }
+
+namespace {
+
+using op::DispatchKey;
+using op::DispatchKeySet;
 
 DispatchKey parse_runtime_key(const std::string& name) {
   DispatchKey k = parse_key(name);

@@ -85,7 +85,7 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
     return true;
   }
   switch (base) {
-    case BaseTy::TensorBase: {
+    case BaseTy::Tensor: {
       const op::TensorBase* t = as_tensor(obj);
       if (t == nullptr) return false;
       out = IValue(*t);
@@ -154,21 +154,21 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
 }
 
 // The element kind of a list type, as the boxed representation sees it.
-enum class ListKind { TensorBase, OptionalTensor, Int, Float, Bool, Unsupported };
+enum class ListKind { Tensor, OptionalTensor, Int, Float, Bool, Unsupported };
 
 ListKind list_kind(const Type& elem) {
-  if (elem.is_optional() && elem.elem().is_base() && elem.elem().base_ty() == BaseTy::TensorBase)
+  if (elem.is_optional() && elem.elem().is_base() && elem.elem().base_ty() == BaseTy::Tensor)
     return ListKind::OptionalTensor;
   if (!elem.is_base()) return ListKind::Unsupported;
   BaseTy b = elem.base_ty();
-  if (b == BaseTy::TensorBase) return ListKind::TensorBase;
+  if (b == BaseTy::Tensor) return ListKind::Tensor;
   if (b == BaseTy::Int || b == BaseTy::SymInt || b == BaseTy::DeviceIndex) return ListKind::Int;
   if (b == BaseTy::Float) return ListKind::Float;
   if (b == BaseTy::Bool || b == BaseTy::SymBool) return ListKind::Bool;
   return ListKind::Unsupported;
 }
 
-// One element of a TensorBase list: false when the item is not a TensorBase.
+// One element of a Tensor list: false when the item is not a Tensor.
 bool tensor_item(py::handle h, op::TensorBase& t) {
   const op::TensorBase* p = as_tensor(h);
   if (p) t = *p;
@@ -205,7 +205,7 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
   bool ok = false;
   std::string ignored;
   switch (kind) {
-    case ListKind::TensorBase: {
+    case ListKind::Tensor: {
       std::vector<op::TensorBase> v;
       ok = convert_items(o, n, v, tensor_item, bad);
       if (ok) out = IValue(std::move(v));
@@ -294,19 +294,19 @@ py::list list_of(const std::vector<T>& items, F&& each) {
 
 py::object tensor_or_none(const op::TensorBase& t) { return wrap_tensor(t); }
 
+}  // namespace
+
 py::object scalar_object(const op::Scalar& s) {
   if (s.is_bool()) return py::bool_(s.to<bool>());
   if (s.is_integral()) return py::int_(s.to<int64_t>());
   return py::float_(s.to<double>());
 }
 
-}  // namespace
-
 py::object to_python(const IValue& v, const Type* type) {
   using Tag = IValue::Tag;
   switch (v.tag()) {
     case Tag::None: return py::none();
-    case Tag::TensorBase: return tensor_or_none(v.to_tensor());
+    case Tag::Tensor: return tensor_or_none(v.to_tensor());
     case Tag::TensorList: return list_of(v.to_tensor_list(), tensor_or_none);
     case Tag::OptionalTensorList:
       return list_of(v.to_optional_tensor_list(),

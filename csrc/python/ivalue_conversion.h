@@ -1,5 +1,5 @@
 // Python values <-> IValues, driven by the schema type of the argument or result:
-// to_ivalue() checks and converts one Python object for a Type (TensorBase, TensorBase?, TensorBase[],
+// to_ivalue() checks and converts one Python object for a Type (Tensor, Tensor?, Tensor[],
 // int/SymInt, float, bool, str, Scalar, int[] (or one int for int[N]), ScalarType, Device, Generator and
 // optionals of those); to_python() converts a boxed value back.
 #pragma once
@@ -28,6 +28,9 @@ bool to_ivalue(py::handle obj, const op::Type& type, op::IValue& out, std::strin
 // The Python value of a boxed value; `type`, when given, refines it (an int for a float
 // argument becomes a Python float).
 py::object to_python(const op::IValue& value, const op::Type* type = nullptr);
+
+// A Scalar as the Python number of its kind: bool, int or float.
+py::object scalar_object(const op::Scalar& s);
 
 // type(obj).__name__, for messages.
 std::string python_type_name(py::handle obj);

@@ -27,14 +27,6 @@ const char* kind_name(op::Library::Kind kind) {
   return kind == op::Library::DEF ? "DEF" : kind == op::Library::IMPL ? "IMPL" : "FRAGMENT";
 }
 
-op::DispatchKey parse_key(const std::string& name) {
-  try {
-    return op::parse_dispatch_key(name);
-  } catch (const op::Error& e) {
-    throw py::value_error(e.what());
-  }
-}
-
 void check_callable(const py::object& fn, const char* what) {
   if (!PyCallable_Check(fn.ptr())) throw py::type_error(std::string(what) + ": fn must be callable");
 }

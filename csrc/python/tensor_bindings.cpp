@@ -1,4 +1,4 @@
-// opdispatch.TensorBase: attributes and numpy interop (from_numpy shares memory with the array,
+// opdispatch.Tensor: attributes and numpy interop (from_numpy shares memory with the array,
 // numpy() copies), plus host-side helpers the Python package builds on (_host_to, _host_full).
 // The operator methods (x.add, x.to, x.clone, ...), the arithmetic dunders and printing are
 // installed by the package (opdispatch/tensor.py, printing.py) from the operator table.
@@ -146,12 +146,6 @@ py::tuple int_tuple(op::IntArrayRef values) {
   py::tuple out(values.size());
   for (size_t i = 0; i < values.size(); ++i) out[i] = py::int_(values[i]);
   return out;
-}
-
-py::object scalar_object(const op::Scalar& s) {
-  if (s.is_bool()) return py::bool_(s.to<bool>());
-  if (s.is_integral()) return py::int_(s.to<int64_t>());
-  return py::float_(s.to<double>());
 }
 
 TensorBase host_to(const TensorBase& t, py::handle dtype, py::handle device) {
