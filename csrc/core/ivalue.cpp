@@ -5,7 +5,7 @@ namespace op {
 const char* IValue::tag_name(Tag tag) {
   switch (tag) {
     case Tag::None: return "None";
-    case Tag::TensorBase: return "Tensor";
+    case Tag::Tensor: return "Tensor";
     case Tag::TensorList: return "Tensor[]";
     case Tag::OptionalTensorList: return "Tensor?[]";
     case Tag::Int: return "int";
@@ -73,7 +73,7 @@ std::string list_repr(const std::vector<T>& items, F&& each) {
 std::string IValue::repr() const {
   switch (tag()) {
     case Tag::None: return "None";
-    case Tag::TensorBase: return tensor_repr(to_tensor());
+    case Tag::Tensor: return tensor_repr(to_tensor());
     case Tag::TensorList: return list_repr(to_tensor_list(), tensor_repr);
     case Tag::OptionalTensorList:
       return list_repr(to_optional_tensor_list(),
@@ -97,7 +97,7 @@ bool IValue::operator==(const IValue& other) const {
   if (tag() != other.tag()) return false;
   auto same = [](const TensorBase& a, const TensorBase& b) { return a.unsafe_impl() == b.unsafe_impl(); };
   switch (tag()) {
-    case Tag::TensorBase: return same(to_tensor(), other.to_tensor());
+    case Tag::Tensor: return same(to_tensor(), other.to_tensor());
     case Tag::TensorList: {
       const auto &a = to_tensor_list(), &b = other.to_tensor_list();
       if (a.size() != b.size()) return false;

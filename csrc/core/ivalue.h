@@ -22,9 +22,9 @@ class IValue {
   // Same order as the variant below: tag() is the variant index.
   enum class Tag : uint8_t {
     None,
-    TensorBase,
+    Tensor,
     TensorList,
-    OptionalTensorList,  // TensorBase?[]
+    OptionalTensorList,  // Tensor?[]
     Int,
     Double,
     Bool,
@@ -41,7 +41,7 @@ class IValue {
   IValue() = default;
   IValue(std::nullopt_t) {}  // NOLINT
   IValue(TensorBase t) : v_(std::move(t)) {}  // NOLINT
-  IValue(std::optional<TensorBase> t) {  // NOLINT: None or TensorBase
+  IValue(std::optional<TensorBase> t) {  // NOLINT: None or Tensor
     if (t) v_ = std::move(*t);
   }
   IValue(std::vector<TensorBase> v) : v_(std::move(v)) {}                  // NOLINT
@@ -68,7 +68,7 @@ class IValue {
   const char* tag_name() const { return tag_name(tag()); }
 
   bool is_none() const { return tag() == Tag::None; }
-  bool is_tensor() const { return tag() == Tag::TensorBase; }
+  bool is_tensor() const { return tag() == Tag::Tensor; }
   bool is_tensor_list() const { return tag() == Tag::TensorList; }
   bool is_int() const { return tag() == Tag::Int; }
   bool is_double() const { return tag() == Tag::Double; }
@@ -77,9 +77,9 @@ class IValue {
   // Anything to_scalar() accepts: a Scalar, int, float or bool.
   bool is_scalar_like() const;
 
-  const TensorBase& to_tensor() const { return get<TensorBase>(Tag::TensorBase); }
-  TensorBase& to_tensor_mut() { return get_mut<TensorBase>(Tag::TensorBase); }
-  std::optional<TensorBase> to_optional_tensor() const;  // None or TensorBase
+  const TensorBase& to_tensor() const { return get<TensorBase>(Tag::Tensor); }
+  TensorBase& to_tensor_mut() { return get_mut<TensorBase>(Tag::Tensor); }
+  std::optional<TensorBase> to_optional_tensor() const;  // None or Tensor
   const std::vector<TensorBase>& to_tensor_list() const { return get<std::vector<TensorBase>>(Tag::TensorList); }
   const std::vector<std::optional<TensorBase>>& to_optional_tensor_list() const {
     return get<std::vector<std::optional<TensorBase>>>(Tag::OptionalTensorList);

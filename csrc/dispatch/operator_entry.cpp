@@ -204,7 +204,7 @@ DispatchKeySet OperatorEntry::boxed_key_set(const Stack& stack) const {
   for (size_t i : tensor_arguments_) {
     const IValue& v = args[i];
     switch (v.tag()) {
-      case IValue::Tag::TensorBase: ks = ks | v.to_tensor().key_set(); break;
+      case IValue::Tag::Tensor: ks = ks | v.to_tensor().key_set(); break;
       case IValue::Tag::TensorList:
         for (const TensorBase& t : v.to_tensor_list()) ks = ks | t.key_set();
         break;

@@ -76,9 +76,9 @@ AliasAnnotation parse_annotation(const std::string& text) {
   return a;
 }
 
-// "Tensor(a!)" -> (TensorBase, a!); other types carry no annotation.
+// "Tensor(a!)" -> (Tensor, a!); other types carry no annotation.
 std::pair<Type, std::optional<AliasAnnotation>> parse_annotated_type(const std::string& text) {
-  // As opgen's `^TensorBase\((.+)\)(.*)$`: anything else is parsed (and refused) as a plain type.
+  // As opgen's `^Tensor\((.+)\)(.*)$`: anything else is parsed (and refused) as a plain type.
   size_t close = text.rfind(')');
   if (text.rfind("Tensor(", 0) != 0 || close == std::string::npos || close < 8) return {parse_type(text), std::nullopt};
   Type type = parse_type("Tensor" + text.substr(close + 1));

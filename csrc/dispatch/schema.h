@@ -1,4 +1,4 @@
-// Function schemas: `ns::add.TensorBase(TensorBase self, TensorBase other, *, Scalar alpha=1) -> TensorBase`.
+// Function schemas: `ns::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 // The same language and rules as opgen/model/schema.py; parse() accepts only canonical text,
 // so str(parse(s)) == s and the C++ and Python sides cannot disagree about a schema.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace op {
 
-// `(a)`, `(a!)`, `(a|b -> *)` after TensorBase.
+// `(a)`, `(a!)`, `(a|b -> *)` after Tensor.
 struct AliasAnnotation {
   std::vector<std::string> alias_set;
   bool is_write = false;

@@ -251,7 +251,7 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     return false;
   }
   switch (type.base_ty()) {
-    case BaseTy::TensorBase: return tag == Tag::TensorBase;
+    case BaseTy::Tensor: return tag == Tag::Tensor;
     case BaseTy::Int:
     case BaseTy::SymInt:
     case BaseTy::DeviceIndex:

@@ -1,4 +1,4 @@
-// Types of the schema language (`TensorBase`, `int[2]`, `Scalar?`, `TensorBase?[]`), how they box
+// Types of the schema language (`Tensor`, `int[2]`, `Scalar?`, `Tensor?[]`), how they box
 // into IValues, and their default values. Mirrors opgen/model/types.py and defaults.py.
 #pragma once
 
@@ -12,7 +12,7 @@
 namespace op {
 
 enum class BaseTy : uint8_t {
-  TensorBase, Int, SymInt, SymBool, Float, Bool, Str, Scalar, ScalarType, Layout, Device, DeviceIndex,
+  Tensor, Int, SymInt, SymBool, Float, Bool, Str, Scalar, ScalarType, Layout, Device, DeviceIndex,
   MemoryFormat, Generator, Dimname, Storage, Stream, QScheme, GraphModule, DimVector,
 };
 
@@ -35,7 +35,7 @@ class Type {
   const Type& elem() const { return *elem_; }         // Optional and List only
   std::optional<int64_t> list_size() const { return size_; }
   BaseTy innermost() const { return is_base() ? base_ : elem_->innermost(); }
-  bool is_tensor_like() const { return innermost() == BaseTy::TensorBase; }
+  bool is_tensor_like() const { return innermost() == BaseTy::Tensor; }
 
   std::string str() const;  // canonical text; parse_type(t.str()) == t
   // The C++/boxed "kind" used to match kernel signatures: SymInt -> int, int[2] -> int[], ...

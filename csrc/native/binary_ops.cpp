@@ -1,6 +1,6 @@
 // Binary arithmetic: add, sub, mul, div (true division), maximum, minimum, pow. meta()
 // broadcasts and promotes through TensorIteratorBase; impl() runs the device's loop (a stub).
-// The Scalar overloads wrap the number in a 0-d tensor and call the TensorBase operator.
+// The Scalar overloads wrap the number in a 0-d tensor and call the Tensor operator.
 #include "core/error.h"
 #include "core/scalar.h"
 #include "core/scalar_type.h"

@@ -1,5 +1,5 @@
 // Scalar overloads of pointwise operators (add.Scalar, eq.Scalar, where.ScalarOther, ...) wrap
-// the number in a 0-d cpu tensor and call the TensorBase overload. The wrapper's dtype makes it
+// the number in a 0-d cpu tensor and call the Tensor overload. The wrapper's dtype makes it
 // promote exactly like a Python number would (see wrapped_number_type), and a 0-d cpu tensor
 // joins operands on any device.
 #pragma once

@@ -1,8 +1,8 @@
 // _C._OverloadSet: one Python-visible function or method over a fixed list of operator
-// overloads -- opdispatch.add, TensorBase.add, TensorBase.__add__. A call binds to the first overload
+// overloads -- opdispatch.add, Tensor.add, Tensor.__add__. A call binds to the first overload
 // (in the given order) whose schema accepts the arguments, like an operator packet, but first
-// skips overloads that a look at the positional arguments already rules out (a TensorBase where
-// the schema wants a number, a number where it wants a TensorBase, a missing out=), so the usual
+// skips overloads that a look at the positional arguments already rules out (a Tensor where
+// the schema wants a number, a number where it wants a Tensor, a missing out=), so the usual
 // call parses one schema, not every overload before it.
 //
 // Objects are method descriptors: on a class, x.add(y) calls the set with x first, without a
@@ -103,7 +103,7 @@ class OverloadSet {
     std::unique_ptr<PyOperator> op;    // looked up on first use
     // What ruled_out() looks at, from the schema `analysed` parses (redone if it changes):
     std::shared_ptr<const ArgumentParser> analysed;
-    std::vector<bool> tensor_param;    // per positional parameter: TensorBase or TensorBase?
+    std::vector<bool> tensor_param;    // per positional parameter: Tensor or Tensor?
     std::vector<py::str> required_keywords;
   };
 
@@ -125,8 +125,8 @@ class OverloadSet {
     for (const op::Argument& a : parser->schema().arguments()) {
       const op::Type& t = a.type;
       if (!a.kwarg_only)
-        c.tensor_param.push_back((t.is_base() && t.base_ty() == op::BaseTy::TensorBase) ||
-                                 (t.is_optional() && t.elem().is_base() && t.elem().base_ty() == op::BaseTy::TensorBase));
+        c.tensor_param.push_back((t.is_base() && t.base_ty() == op::BaseTy::Tensor) ||
+                                 (t.is_optional() && t.elem().is_base() && t.elem().base_ty() == op::BaseTy::Tensor));
       else if (!a.has_default())
         c.required_keywords.push_back(py::str(a.is_out ? "out" : a.name));  // out=(a, b) names them all "out"
     }

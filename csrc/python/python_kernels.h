@@ -15,7 +15,7 @@ namespace py = pybind11;
 op::KernelFunction python_kernel(py::object fn, bool with_keyset);
 // fn(op, keyset, *positional, **keyword_only) for every operator reaching the fallback's key.
 op::KernelFunction python_fallback(py::object fn);
-// Returns its first TensorBase argument for TensorBase results, else its first argument.
+// Returns its first Tensor argument for Tensor results, else its first argument.
 op::KernelFunction identity_kernel();
 
 }  // namespace opy

@@ -1,5 +1,5 @@
 // C++ kernels for tests and benchmarks, registered on request: _register_test_ops(ns) defines
-// ns::add_one_element(TensorBase a, TensorBase b) -> TensorBase with a real CPU kernel and returns the
+// ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU kernel and returns the
 // _Library that owns the registrations.
 #include <memory>
 #include <string>

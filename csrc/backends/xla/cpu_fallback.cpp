@@ -23,7 +23,7 @@ namespace {
 
 bool is_cpu_scalar(const TensorBase& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
 
-// Every tensor an argument holds (a TensorBase, TensorBase? or TensorBase[] / TensorBase?[] list).
+// Every tensor an argument holds (a Tensor, Tensor? or Tensor[] / Tensor?[] list).
 template <class Visit>
 void for_each_tensor(const IValue& value, Visit visit) {
   if (value.is_tensor()) {
@@ -113,7 +113,7 @@ IValue to_xla(const IValue& value, Device device) {
   return value;
 }
 
-// The argument a return aliases through a write annotation (`-> TensorBase(a!)`), if any.
+// The argument a return aliases through a write annotation (`-> Tensor(a!)`), if any.
 std::optional<size_t> written_argument_of(const FunctionSchema& schema, const Return& ret) {
   if (!ret.is_write()) return std::nullopt;
   const auto& arguments = schema.arguments();
