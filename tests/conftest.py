@@ -1,15 +1,23 @@
-"""Shared paths for every test room: the repo root (importable) and PyTorch's reference yaml."""
+"""Shared paths and fixtures for every test room: the repo root (importable), tests/ (so every
+room imports the harness as `helpers`), PyTorch's reference yaml and the project built once."""
+import collections
 import os
 import sys
 
 import pytest
 import yaml as pyyaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(TESTS_DIR)
 REAL_DATA_DIR = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "pytorch-2.13")
 
-if REPO_ROOT not in sys.path:  # plain `pytest` as well as `python -m pytest`
-    sys.path.insert(0, REPO_ROOT)
+for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pytest`, any import mode
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from helpers import PROJECT_BUILD, copy_project, run_scons  # noqa: E402
+
+BuiltProject = collections.namedtuple("BuiltProject", "root first_build")
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +62,14 @@ def largest_yaml() -> str:
     """The real yaml when present (the most to be nondeterministic about), else the repo's own."""
     real = os.path.join(REAL_DATA_DIR, "native_functions.yaml")
     return real if os.path.isfile(real) else os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory) -> BuiltProject:
+    """A copy of the project with every default target built (PROJECT_BUILD), once per session for
+    the SCons and remote rooms, and the CompletedProcess of that first build. Read it, never edit
+    it: a test that edits takes its own copy (helpers.copy_built), which SCons finds up to date."""
+    root = copy_project(tmp_path_factory.mktemp("built-project"))
+    first = run_scons(root, *PROJECT_BUILD)
+    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+    return BuiltProject(root, first)

@@ -29,10 +29,11 @@ import tempfile
 import time
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
+from helpers import snapshot, written  # noqa: E402
 from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
 from table import render_table  # noqa: E402
-from tree_snapshot import snapshot, written  # noqa: E402
 
 XLA_YAML = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "pytorch-xla", "xla_native_functions.yaml"))
 EDIT = ("supported:\n", "supported:\n  - lgamma\n")  # in PyTorch's yaml, not in pytorch/xla's lists
@@ -67,13 +68,13 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def timed(command: list[str], out_dir: str, env: Optional[dict] = None) -> tuple[float, int]:
-    before = snapshot(out_dir) if os.path.isdir(out_dir) else {}
+    before = snapshot(out_dir, ignore=()) if os.path.isdir(out_dir) else {}
     start = time.perf_counter()
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} ... exited {result.returncode}:\n{result.stderr[-2000:]}")
-    return seconds, len(written(before, snapshot(out_dir)))
+    return seconds, len(written(before, snapshot(out_dir, ignore=())))
 
 
 def _incremental_runs(results, command: list[str], out: str, backend: str, env: Optional[dict] = None) -> None:

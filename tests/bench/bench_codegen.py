@@ -27,11 +27,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
+from helpers import snapshot, written  # noqa: E402
 from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
 from synthetic_yaml import edit_one_default  # noqa: E402
 from table import render_table  # noqa: E402
-from tree_snapshot import megabytes, snapshot, written  # noqa: E402
 
 EDIT_GROUP = "add"
 GOALS = {"cold": 0.5, "no-op": 0.05, "one-op edit": 0.05}  # opgen median / torchgen median
@@ -76,17 +77,18 @@ class Generator:
 
     def run(self, out_dir: str) -> Run:
         os.makedirs(out_dir, exist_ok=True)
-        before = snapshot(out_dir)
+        before = snapshot(out_dir, ignore=())
         start = time.perf_counter()
         result = subprocess.run(self.command + [out_dir], cwd=self.cwd, env=self.env, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if result.returncode != 0:
             tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
             raise CommandFailed(f"{self.name} exited with {result.returncode}:\n{tail}")
-        after = snapshot(out_dir)
+        after = snapshot(out_dir, ignore=())
         paths = written(before, after)
         found = REGENERATED.search(result.stdout + result.stderr)
-        return Run(seconds, paths, megabytes(after, paths), f"{found[1]}/{found[2]}" if found else "")
+        megabytes = sum(len(after[path][0]) for path in paths) / 1e6
+        return Run(seconds, paths, megabytes, f"{found[1]}/{found[2]}" if found else "")
 
     def clear_cache(self) -> None:
         if self.cache_dir:

@@ -1,6 +1,6 @@
 // Per-call overhead of the dispatcher: a tiny typed operator called through a
 // TypedOperatorHandle vs the same kernel called directly (goal: <= 30 ns per dispatched call).
-// Built by csrc/SConscript as build/bin/bench_dispatch; run by hand, not by the tests.
+// Built and run by tests/bench/bench_dispatch.py (build/bench/bench_dispatch), by hand, not by the tests.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>

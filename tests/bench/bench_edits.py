@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 _TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(_TESTS, "scons"), os.path.dirname(_TESTS)]
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), _TESTS, os.path.join(_TESTS, "scons"),
+                os.path.dirname(_TESTS)]
 from edit_cases import EDITS, apply_edit  # noqa: E402
+from helpers import copy_built, copy_project, run_scons, snapshot, written  # noqa: E402
 from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
-from scons_helpers import GEN, copy_project, scons  # noqa: E402
+from scons_helpers import GEN, scons  # noqa: E402
 from table import render_table  # noqa: E402
-from tree_snapshot import snapshot, written  # noqa: E402
 
 BASELINE = "d11c74a"  # main before issue 15: class op::Tensor included every group's methods
 TYPICAL_GROUPS = ("add", "sum", "view")
@@ -54,7 +55,7 @@ def our_matrix(work: str) -> list[list[str]]:
     for edit in EDITS:
         project = os.path.join(work, "ours-" + edit.name)
         shutil.rmtree(project, ignore_errors=True)
-        shutil.copytree(base, project, symlinks=True)
+        copy_built(base, project)
         before = snapshot(os.path.join(project, GEN))
         apply_edit(pathlib.Path(project), edit)
         start = time.perf_counter()
@@ -213,7 +214,7 @@ def pytorch_matrix(work: str, torchgen_python: Optional[str]) -> list[list[str]]
             removed = len(set(before) - set(after))
             regenerated = re.search(r"regenerated (\d+)/(\d+) groups", stdout)
             row += ([regenerated.group(1)] if peer.name == "opgen" and regenerated else []) + [
-                f"{len(changed)}" + (f" (-{removed})" if removed else ""), f"{sum(after[p][1] for p in changed) / 1e3:,.0f}",
+                f"{len(changed)}" + (f" (-{removed})" if removed else ""), f"{sum(len(after[p][0]) for p in changed) / 1e3:,.0f}",
                 f"{seconds:.1f}"]
             shutil.rmtree(out)
         rows.append(row)
@@ -229,11 +230,9 @@ def _tree_at(rev: str, where: str) -> str:
 
 
 def _cold_build(project: str) -> tuple[float, int]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS")}
-    env["OPGEN_CACHE_DIR"] = os.path.join(project, "cold-cache")  # an empty codegen cache: render everything
+    cache = os.path.join(project, "cold-cache")  # an empty codegen cache: render everything
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", "--ccache=off"], cwd=project, env=env,
-                         capture_output=True, text=True)
+    run = run_scons(project, "-j2", "--ccache=off", env={"OPGEN_CACHE_DIR": cache}, timeout=None)
     seconds = time.perf_counter() - start
     if run.returncode:
         raise RuntimeError(f"cold build of {project} failed:\n{(run.stdout + run.stderr)[-2000:]}")

@@ -19,7 +19,8 @@ import statistics
 import sys
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (runs.py's helpers)
 from peer_env import ensure_torchgen  # noqa: E402
 from runs import OPDISPATCH_PATH, build_extension, quiet_env, run_json  # noqa: E402
 from table import render_table  # noqa: E402

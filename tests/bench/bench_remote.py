@@ -16,14 +16,14 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_scons import copy_repo  # noqa: E402
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
+from helpers import ccache_stats, copy_project, run_scons  # noqa: E402
 from peer_env import REPO  # noqa: E402
 from table import render_table  # noqa: E402
 
@@ -32,27 +32,19 @@ CACHE_LINE = re.compile(r"codegen cache: (\d+) hits, (\d+) rendered \(remote: (\
 COMPILE = re.compile(r"-o \S+\.os? -c ")  # how SCons prints a compile: "... -o build/obj/x.os -c ..."
 
 
-def ccache_counters(ccache_dir: str) -> dict[str, int]:
-    out = subprocess.run(["ccache", "--print-stats"], env=dict(os.environ, CCACHE_DIR=ccache_dir),
-                         capture_output=True, text=True).stdout
-    return {name: int(value) for name, value in (line.split("\t", 1) for line in out.splitlines() if "\t" in line)
-            if value.strip().isdigit()}
-
-
 def build(root: str, url: str) -> dict:
     ccache_dir = os.path.join(root, "..", os.path.basename(root) + "-ccache")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPGEN_", "CCACHE_", "SCONSFLAGS"))}
-    env["CCACHE_DIR"] = ccache_dir
-    command = [sys.executable, "-m", "SCons", "-Q", "-j2", "--cuda=off", "--ccache=on",
-               f"--opgen-cache={os.path.join(root, '..', os.path.basename(root) + '-opgen-cache')}",
-               f"--opgen-cache-remote={url}", f"--ccache-remote={url}"]
+    args = ["-j2", "--cuda=off", "--ccache=on",
+            f"--opgen-cache={os.path.join(root, '..', os.path.basename(root) + '-opgen-cache')}",
+            f"--opgen-cache-remote={url}", f"--ccache-remote={url}"]
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    # No OPGEN_* setting of the caller's (a read-only remote, say) may change what is measured.
+    result = run_scons(root, *args, drop=("OPGEN_*", "SCONSFLAGS*"), ccache_dir=ccache_dir, timeout=None)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         raise RuntimeError(f"build in {root} failed:\n{(result.stdout + result.stderr)[-3000:]}")
     codegen = CACHE_LINE.search(result.stdout)
-    counters = ccache_counters(ccache_dir)
+    counters = ccache_stats(ccache_dir)
     return {"seconds": seconds, "rendered": int(codegen.group(2)) if codegen else 0,
             "codegen_remote_hits": int(codegen.group(3)) if codegen else 0,
             "compiles": counters.get("cache_miss", 0),
@@ -80,8 +72,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             url = redis_url(server)
             first, second = os.path.join(work, "a"), os.path.join(work, "elsewhere", "b")
-            copy_repo(first)
-            copy_repo(second)
+            copy_project(first)
+            copy_project(second)
             cold = build(first, url)
             warm = build(second, url)
         finally:

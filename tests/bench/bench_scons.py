@@ -4,8 +4,7 @@
 
 A report, not a test: it prints one table and exits 0 (1 when a build failed; the other
 projects are still measured). Every project is a temp copy of this repo (SConstruct,
-site_scons, opgen, csrc, yaml, the benchmark source the SConscripts name); runs are whole
-`scons -j2` processes.
+site_scons, opgen, csrc, yaml); runs are whole `scons -j2` processes.
   library      our yaml, everything built (the compile uses ccache with a private, empty
                cache when ccache is installed, so "clean, warm ccache" shows a cache-served
                rebuild)
@@ -22,20 +21,19 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
+from helpers import ccache_hits, ccache_stats, copy_project, run_scons  # noqa: E402
 from peer_env import REPO  # noqa: E402
 from synthetic_yaml import TAGS_YAML, edit_one_default, editable_group, synthetic_yaml  # noqa: E402
 from table import render_table  # noqa: E402
 
-COPIED = ("SConstruct", "site_scons", "opgen", "csrc", "yaml", "tests/bench/bench_dispatch.cpp")
-IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 LIBRARY_EDIT_GROUP = "add"
 LIBRARY_NOOP_GOAL = 1.0  # seconds
 COMPILERS = {"g++", "gcc", "c++", "cc", "clang", "clang++", "nvcc"}
@@ -86,15 +84,11 @@ class Project:
         self.label, self.root, self.scons_args, self.edit_group = label, root, scons_args, edit_group
         self.yaml_path = os.path.join(root, "yaml", "native_functions.yaml")
         self.ccache_dir = os.path.join(root, "ccache")
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("SCONSFLAGS", "OPGEN_CACHE_DIR") and not k.startswith("CCACHE_")}
-        self.env["CCACHE_DIR"] = self.ccache_dir
 
     def scons(self) -> Build:
         hits_before = self._ccache_hits()
         start = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *self.scons_args], cwd=self.root,
-                                env=self.env, capture_output=True, text=True)
+        result = run_scons(self.root, "-j2", *self.scons_args, ccache_dir=self.ccache_dir, timeout=None)
         seconds = time.perf_counter() - start
         if result.returncode != 0:
             tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
@@ -108,9 +102,7 @@ class Project:
     def _ccache_hits(self) -> Optional[int]:
         if not HAS_CCACHE or "--codegen-only" in self.scons_args:
             return None
-        out = subprocess.run(["ccache", "--print-stats"], env=self.env, capture_output=True, text=True).stdout
-        stats = dict(line.split("\t") for line in out.splitlines() if "\t" in line)
-        return int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
+        return ccache_hits(ccache_stats(self.ccache_dir))
 
     def read_yaml(self) -> str:
         with open(self.yaml_path, encoding="utf-8") as handle:
@@ -127,26 +119,14 @@ class Project:
                 os.remove(os.path.join(self.root, name))
 
 
-def copy_repo(destination: str) -> None:
-    for name in COPIED:
-        source, target = os.path.join(REPO, name), os.path.join(destination, name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.isdir(source):
-            shutil.copytree(source, target, ignore=IGNORE)
-        elif os.path.exists(source):
-            shutil.copy2(source, target)
-
-
 def library_project(work: str) -> Project:
-    root = os.path.join(work, "library")
-    copy_repo(root)
+    root = copy_project(os.path.join(work, "library"))
     ccache = ["--ccache=on"] if HAS_CCACHE else ["--ccache=off"]
     return Project("library", root, ccache, LIBRARY_EDIT_GROUP)
 
 
 def synthetic_project(work: str, count: int) -> Project:
-    root = os.path.join(work, f"synthetic-{count}")
-    copy_repo(root)
+    root = copy_project(os.path.join(work, f"synthetic-{count}"))
     for name, text in (("native_functions.yaml", synthetic_yaml(count)), ("tags.yaml", TAGS_YAML)):
         with open(os.path.join(root, "yaml", name), "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -191,8 +171,7 @@ def format_table(rows: list[Row]) -> str:
 
 def has_codegen_only(project_root: str) -> bool:
     """Whether the SConstruct declares --codegen-only (its local help lists it)."""
-    result = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-h"], cwd=project_root,
-                            capture_output=True, text=True)
+    result = run_scons(project_root, "-h", timeout=None)
     return "--codegen-only" in result.stdout
 
 

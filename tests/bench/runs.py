@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Optional
 
+from helpers import run_scons
 from peer_env import REPO
 
 OPDISPATCH_PATH = os.path.join(REPO, "build", "python")
@@ -29,7 +29,6 @@ def run_json(cmd: list[str], env: dict) -> dict:
 
 def build_extension() -> None:
     """build/python (the opdispatch package) through SCons; a no-op when it is up to date."""
-    build = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", os.path.join("build", "python")],
-                           cwd=REPO, capture_output=True, text=True)
+    build = run_scons(REPO, "-j2", os.path.join("build", "python"), drop=(), timeout=None)  # the checkout's own build
     if build.returncode != 0:
         raise RuntimeError(f"scons failed:\n{build.stdout}\n{build.stderr}")

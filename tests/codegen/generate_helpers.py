@@ -1,14 +1,14 @@
-"""Helpers for the codegen tests: run ``python -m opgen generate`` and look at output trees.
+"""Helpers for the codegen tests: run ``python -m opgen generate`` and compare output trees
+(snapshots are the shared harness's: tests/helpers.py).
 (A module of its own: a test importing from `conftest` gets whichever conftest pytest loaded last.)"""
 import os
 import subprocess
 import sys
 
+from helpers import REPO_ROOT
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPO_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
 REPO_TAGS = os.path.join(REPO_ROOT, "yaml", "tags.yaml")
-STATE_FILES = (".opgen-state.json",)  # opgen.gen.plan.STATE_FILE
 
 
 def repo_group_count() -> int:
@@ -34,19 +34,6 @@ def regenerated(stdout: str) -> tuple[int, int]:
     line = next(l for l in stdout.splitlines() if "regenerated" in l)
     n, m = line.split("regenerated ")[1].split(" groups")[0].split("/")
     return int(n), int(m)
-
-
-def snapshot(root) -> dict[str, tuple[bytes, int]]:
-    """Generated files (state files excluded) -> (bytes, mtime_ns)."""
-    result = {}
-    for directory, _, files in os.walk(root):
-        for name in files:
-            if name in STATE_FILES or name.startswith(".tmp-"):
-                continue
-            path = os.path.join(directory, name)
-            with open(path, "rb") as handle:
-                result[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mtime_ns)
-    return result
 
 
 def changed(before: dict, after: dict) -> dict[str, set[str]]:

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate, snapshot
+from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate
+from helpers import snapshot
 
 BACKEND_YAML = os.path.join(REPO_ROOT, "yaml", "xla_native_functions.yaml")
 XLA = "backends/XLA"

@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from generate_helpers import REPO_ROOT, regenerated, run_generate, snapshot
+from generate_helpers import REPO_ROOT, regenerated, run_generate
+from helpers import snapshot
 
 _IGNORE_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.pyc", ".sconsign*")
 

@@ -2,7 +2,8 @@
 import os
 import time
 
-from generate_helpers import GROUPS, changed, regenerated, run_generate, snapshot
+from generate_helpers import GROUPS, changed, regenerated, run_generate
+from helpers import snapshot
 
 
 def edit(path, old, new, count=1):

@@ -4,7 +4,8 @@ import shutil
 
 from opgen.model import load_model
 
-from generate_helpers import GROUPS, REPO_ROOT, REPO_TAGS, changed, regenerated, run_generate, snapshot
+from generate_helpers import GROUPS, REPO_ROOT, REPO_TAGS, changed, regenerated, run_generate
+from helpers import snapshot
 
 IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*", "tests")
 

@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from generate_helpers import regenerated, run_generate, snapshot
+from generate_helpers import regenerated, run_generate
+from helpers import snapshot
 
 
 @pytest.fixture(scope="module")

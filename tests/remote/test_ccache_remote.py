@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scons_helpers import GEN, GROUPS, LIBRARY, REPO_ROOT, copy_project, ok, scons, snapshot
+from helpers import REPO_ROOT, ccache_stats, copy_project, run_scons, snapshot
+from scons_helpers import GEN, GROUPS, LIBRARY, ok, scons
 from servers import HttpStore, free_port, redis_url, start_redis
 
 needs_ccache = pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache is not installed")
-
-
-def ccache_stats(ccache_dir=None):
-    """ccache 4.7's counters (--print-stats) of the given cache directory, or of the default one."""
-    env = dict(os.environ)
-    if ccache_dir is not None:
-        env["CCACHE_DIR"] = str(ccache_dir)
-    out = subprocess.run(["ccache", "--print-stats"], env=env, capture_output=True, text=True, check=True).stdout
-    return {name: int(value) for name, value in (line.split("\t") for line in out.splitlines())}
 
 
 def objects_of(checkout):
@@ -44,10 +36,7 @@ def new_checkout(path):
 
 def build_with(checkout, environment, *args):
     """scons_helpers.scons() with extra environment variables for ccache."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in environment.items():
-            patch.setenv(name, value)
-        return scons(checkout, *args)
+    return scons(checkout, *args, env=environment)
 
 
 @pytest.fixture(scope="module")
@@ -197,10 +186,7 @@ def tiny_build(root, ccache_dir, remote):
     for name, text in TINY_SOURCES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCACHE_")}
-    env["CCACHE_DIR"] = str(ccache_dir)
-    result = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"remote={remote}"], cwd=root, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = run_scons(root, f"remote={remote}", drop=(), ccache_dir=ccache_dir, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return ccache_stats(ccache_dir)
 

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from opgen.cache.entry import decode
-from scons_helpers import GEN, GROUPS, REPO_ROOT, copy_project, ok, scons, snapshot
+from helpers import REPO_ROOT, copy_project, snapshot
+from scons_helpers import GEN, GROUPS, ok, scons
 from servers import KillAfterProxy, SilentServer, redis_url, start_redis
 
 redis = pytest.importorskip("redis")

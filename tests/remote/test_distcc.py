@@ -4,13 +4,12 @@ compiles) and on (ccache hands its misses to distcc); the objects and the relink
 byte-identical to the local build's. Plus -j from the hosts' slots and the exit-2 errors."""
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from distcc_server import distcc_state_dir, finished_jobs, start_distccd
-from scons_helpers import LIBRARY, REPO_ROOT, copy_project, ok, scons
+from helpers import REPO_ROOT, ccache_stats, copy_built, copy_project, run_scons
+from scons_helpers import LIBRARY, ok, scons
 
 XLA_LIBRARY = os.path.join("build", "lib", "libopdispatch_xla.so")
 XLA_KERNEL_SOURCES = sorted(os.path.join("csrc", "backends", "xla", name)
@@ -24,18 +23,12 @@ needs_distcc = pytest.mark.skipif(shutil.which("distcc") is None, reason="distcc
 
 def build_with(checkout, environment, *args, target=XLA_LIBRARY):
     """scons_helpers.scons() (-j2, --cuda=off) with extra environment variables."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in environment.items():
-            patch.setenv(name, value)
-        return scons(checkout, "--backend=xla", *args, target=target)
+    return scons(checkout, "--backend=xla", *args, target=target, env=environment)
 
 
 def configure(checkout, *args, environment=None):
     """A dry run without scons_helpers' -j2, for the configure lines."""
-    env = {k: v for k, v in os.environ.items() if k not in ("SCONSFLAGS", "OPGEN_CACHE_DIR")}
-    env.update(environment or {})
-    return subprocess.run([sys.executable, "-m", "SCons", "-Q", "-n", "--cuda=off", *args, LIBRARY], cwd=checkout,
-                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    return run_scons(checkout, "-n", "--cuda=off", *args, LIBRARY, env=environment, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +41,10 @@ def distccd(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A checkout with the XLA backend built locally (through the usual ccache), and its kernels' bytes."""
-    root = tmp_path_factory.mktemp("distcc")
-    checkout = copy_project(root)
+def built(built_project, tmp_path_factory):
+    """A copy of the session's built project with the XLA backend built on top locally (through
+    the usual ccache), and its kernels' bytes."""
+    checkout = copy_built(built_project.root, tmp_path_factory.mktemp("distcc") / "checkout")
     ok(scons(checkout, "--backend=xla", target=XLA_LIBRARY))
     local = {path: (checkout / path).read_bytes() for path in [*XLA_KERNEL_OBJECTS, XLA_LIBRARY]}
     return checkout, local
@@ -97,10 +90,7 @@ def test_with_ccache_on_ccache_sends_its_misses_to_distccd(built, distccd, tmp_p
     # "ccache g++ ...": ccache runs distcc itself, the command never says "ccache distcc g++"
     assert {tuple(line.split()[:2]) for line in compile_lines(build)} == {(shutil.which("ccache"), "g++")}
     assert sorted(jobs) == [("COMPILE_OK", source) for source in XLA_KERNEL_SOURCES]
-    stats = dict(line.split("\t") for line in subprocess.run(
-        ["ccache", "--print-stats"], env=dict(os.environ, CCACHE_DIR=str(empty_cache)),
-        capture_output=True, text=True, check=True).stdout.splitlines())
-    assert int(stats["cache_miss"]) == len(XLA_KERNEL_OBJECTS)
+    assert ccache_stats(empty_cache)["cache_miss"] == len(XLA_KERNEL_OBJECTS)
     assert_same_as_local_build(built, build)
 
 

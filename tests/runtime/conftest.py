@@ -4,17 +4,16 @@ are always closed."""
 import importlib
 import itertools
 import os
-import subprocess
 import sys
 
 import pytest
 
+from helpers import run_scons
+
 
 def _scons_build(repo_root: str, target: str, *options: str) -> None:
-    build = subprocess.run(
-        [sys.executable, "-m", "SCons", "-Q", "-j2", *options, target],
-        cwd=repo_root, capture_output=True, text=True,
-    )
+    # The checkout's own build, as the user's environment configures it: nothing dropped.
+    build = run_scons(repo_root, "-j2", *options, target, drop=(), timeout=None)
     assert build.returncode == 0, f"scons failed to build {target}:\n{build.stdout}\n{build.stderr}"
 
 

@@ -1,16 +1,13 @@
-"""Helpers of the SCons build tests: a temp copy of the project, a build and what it did."""
+"""Helpers of the SCons build tests: a build of a project copy and what it did. Copies, the SCons
+runner, snapshots and ccache's counters are the shared harness's (tests/helpers.py)."""
 import os
 import re
-import shutil
-import subprocess
-import sys
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
+from helpers import PROJECT_BUILD, REPO_ROOT, run_scons
+
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
-STATE_FILES = (".opgen-state.json",)  # opgen.gen.plan.STATE_FILE
 
 
 def _group_count() -> int:
@@ -20,15 +17,6 @@ def _group_count() -> int:
 
 
 GROUPS = _group_count()
-
-
-def copy_project(root):
-    shutil.copy(os.path.join(REPO_ROOT, "SConstruct"), root / "SConstruct")
-    for name in ("site_scons", "opgen", "csrc", "yaml"):
-        shutil.copytree(os.path.join(REPO_ROOT, name), root / name, ignore=IGNORE)
-    (root / "tests" / "bench").mkdir(parents=True)
-    shutil.copy(os.path.join(REPO_ROOT, "tests", "bench", "bench_dispatch.cpp"), root / "tests" / "bench")
-    return root
 
 
 class Build:
@@ -49,13 +37,9 @@ class Build:
         return (int(match.group(1)), int(match.group(2))), sorted(match.group(3).split(", ")) if match.group(3) else []
 
 
-def scons(project, *args, target=LIBRARY):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS", "OPGEN_DEBUG")}
-    # CUDA has its own tests (test_cuda_build.py); these compare against the CLI's default keys.
-    args = ["--cuda=off", *args, target] if target else ["--cuda=off", *args]
-    result = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *args], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=900)
-    return Build(result)
+def scons(project, *args, target=LIBRARY, env=None):
+    """PROJECT_BUILD of ``target`` (None: the default targets) with ``args``; ``env`` adds variables."""
+    return Build(run_scons(project, *PROJECT_BUILD, *args, *([target] if target else []), env=env))
 
 
 def ok(build):
@@ -76,30 +60,8 @@ def hand_written_objects_including(header):
     return found
 
 
-def snapshot(root):
-    result = {}
-    for directory, _, files in os.walk(root):
-        for name in files:
-            if name not in STATE_FILES:
-                path = os.path.join(directory, name)
-                with open(path, "rb") as handle:
-                    result[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mtime_ns)
-    return result
-
-
 def changed_files(before, after):
     return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
-
-
-def ccache_stats():
-    out = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True, check=True).stdout
-    stats = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
-    hits = int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
-    return hits, int(stats.get("cache_miss", 0))
-
-
-def zero_ccache_stats():
-    subprocess.run(["ccache", "--zero-stats"], check=True, capture_output=True)
 
 
 def rewrite_in_a_later_second(path, text):

@@ -1,12 +1,14 @@
-"""Real SCons builds with ``--backend=xla`` in a temp copy of the repo: the backend's own files
-per group, in-tree files untouched, only the affected group rebuilt after a backend-yaml edit,
-and the definition check that stops the build before linking when a kernel is missing."""
+"""Real SCons builds with ``--backend=xla`` in a copy of the session's built project: the
+backend's own files per group, in-tree files untouched, only the affected group rebuilt after a
+backend-yaml edit, and the definition check that stops the build before linking when a kernel is
+missing."""
 import os
 import re
 
 import pytest
 
-from scons_helpers import GEN, LIBRARY, changed_files, copy_project, ok, rewrite_in_a_later_second, scons, snapshot
+from helpers import copy_built, copy_project, snapshot
+from scons_helpers import GEN, LIBRARY, changed_files, ok, rewrite_in_a_later_second, scons
 
 BACKEND_LIBRARY = os.path.join("build", "lib", "libopdispatch_xla.so")
 BACKEND_YAML = os.path.join("yaml", "xla_native_functions.yaml")
@@ -22,9 +24,9 @@ def backend_groups(build):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("backend-project"))
-    first = ok(backend_build(root))
+def project(built_project, tmp_path_factory):
+    root = copy_built(built_project.root, tmp_path_factory.mktemp("backend-project") / "project")
+    first = ok(backend_build(root))  # the in-tree library is built already: the backend on top
     (done, total), _ = backend_groups(first)
     assert done == total > 15
     assert os.path.exists(root / BACKEND_LIBRARY) and os.path.exists(root / LIBRARY)

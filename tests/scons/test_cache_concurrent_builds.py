@@ -13,7 +13,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from scons_helpers import GEN, GROUPS, REPO_ROOT, copy_project, ok, scons, snapshot
+from helpers import REPO_ROOT, copy_project, snapshot
+from scons_helpers import GEN, GROUPS, ok, scons
 
 CACHE_LINE = re.compile(r"^\[opgen\] codegen cache: (\d+) hits, (\d+) rendered$", re.MULTILINE)
 

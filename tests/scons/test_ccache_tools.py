@@ -2,13 +2,13 @@
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 import time
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import REPO_ROOT, ccache_hits, ccache_stats, run_scons, zero_ccache_stats
+
 SITE_TOOLS = os.path.join(REPO_ROOT, "site_scons", "site_tools")
 OBJECTS = ("build/main.o", "build/util.o")
 
@@ -70,12 +70,9 @@ def ccache_dir(tmp_path):
 
 
 def scons(project, ccache_dir, *args, path=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCACHE_") and k != "SCONSFLAGS"}
-    env["CCACHE_DIR"] = str(ccache_dir)
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=300)
+    """SCons with a private ccache (``ccache_dir``) and, given ``path``, that PATH."""
+    return run_scons(project, *args, ccache_dir=ccache_dir, env={"PATH": path} if path is not None else None,
+                     timeout=300)
 
 
 def build(project, ccache_dir, *args):
@@ -86,17 +83,6 @@ def build(project, ccache_dir, *args):
 
 def compile_lines(result):
     return [line for line in result.stdout.splitlines() if " -c " in line]
-
-
-def ccache_stats(ccache_dir):
-    env = dict(os.environ, CCACHE_DIR=str(ccache_dir))
-    out = subprocess.run(["ccache", "--print-stats"], env=env, capture_output=True, text=True, check=True).stdout
-    return {key: int(value) for key, value in (line.split("\t") for line in out.splitlines())}
-
-
-def zero_ccache_stats(ccache_dir):
-    subprocess.run(["ccache", "--zero-stats"], env=dict(os.environ, CCACHE_DIR=str(ccache_dir)),
-                   capture_output=True, check=True)
 
 
 @needs_ccache
@@ -113,7 +99,7 @@ def test_clean_rebuild_is_served_by_ccache(project, ccache_dir):
     assert len(compile_lines(again)) == 2  # SCons did compile, ccache answered
     stats = ccache_stats(ccache_dir)
     assert stats["cache_miss"] == 0
-    assert stats["direct_cache_hit"] + stats["preprocessed_cache_hit"] == 2
+    assert ccache_hits(stats) == 2
 
 
 @needs_ccache

@@ -5,8 +5,9 @@ Builds use the user's ccache (CCACHE_BASEDIR makes the temp copy hit what the re
 stored), so the first build is mostly cache hits; the ccache test counts hits and misses with
 the statistics zeroed around its own builds.
 
-One project is built once (module scope); each test edits it, rebuilds, checks the counts, and
-puts the inputs back.  Only the library is built here (tests/runtime covers the rest).
+The module works on one copy of the session's built project (module scope); each test edits it,
+rebuilds, checks the counts, and puts the inputs back.  Only the library is rebuilt here
+(tests/runtime covers the rest).
 """
 import os
 import re
@@ -16,17 +17,16 @@ import sys
 
 import pytest
 
-from scons_helpers import (GEN, GROUPS, ccache_stats, changed_files, copy_project, hand_written_objects_including,
-                           ok, scons, snapshot, zero_ccache_stats)
+from helpers import ccache_hits, ccache_stats, copy_built, copy_project, snapshot, zero_ccache_stats
+from scons_helpers import GEN, GROUPS, Build, changed_files, hand_written_objects_including, ok, scons
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("project"))
-    first = ok(scons(root))
+def project(built_project, tmp_path_factory):
+    first = ok(Build(built_project.first_build))  # the build of a fresh copy
     assert first.regenerated == (GROUPS, GROUPS)
     assert first.linked and len(first.compiled) > 40
-    return root
+    return copy_built(built_project.root, tmp_path_factory.mktemp("project") / "project")
 
 
 @pytest.fixture
@@ -139,8 +139,8 @@ def test_clean_rebuild_and_second_checkout_hit_ccache(project, tmp_path):
     shutil.rmtree(project / "build")
     zero_ccache_stats()
     build = ok(scons(project))
-    hits, misses = ccache_stats()
-    assert misses == 0 and hits == len(build.compiled) > 40
+    stats = ccache_stats()
+    assert stats["cache_miss"] == 0 and ccache_hits(stats) == len(build.compiled) > 40
     # The codegen cache (project/cache/codegen) gives every group back without rendering.
     assert build.regenerated == (GROUPS, GROUPS)
     assert f"[opgen] codegen cache: {GROUPS} hits, 0 rendered" in build.output
@@ -150,5 +150,5 @@ def test_clean_rebuild_and_second_checkout_hit_ccache(project, tmp_path):
     copy_project(other)
     zero_ccache_stats()
     build = ok(scons(other))
-    hits, misses = ccache_stats()
-    assert misses == 0 and hits == len(build.compiled) > 40
+    stats = ccache_stats()
+    assert stats["cache_miss"] == 0 and ccache_hits(stats) == len(build.compiled) > 40

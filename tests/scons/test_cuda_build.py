@@ -11,12 +11,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
+from helpers import REPO_ROOT, copy_project, run_scons
+
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN_OPS = os.path.join("build", "gen", "ops")
 CUDA_SOURCES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(REPO_ROOT, "csrc", "native", "cuda", "*.cu")))
@@ -27,10 +26,8 @@ pytestmark = pytest.mark.skipif(not NVCC or not os.access(NVCC, os.X_OK), reason
 
 
 def scons(root, *args, timeout=900, **env_overrides):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS", "NVCC")}
-    env.update(env_overrides)
-    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=root, env=env, check=False,
-                          capture_output=True, text=True, timeout=timeout)
+    """SCons without the caller's NVCC (a test names its own in ``env_overrides``)."""
+    return run_scons(root, *args, env={"NVCC": None, **env_overrides}, timeout=timeout)
 
 
 def ok(result):
@@ -60,11 +57,7 @@ def expected_cuda_units():
 def inputs_copy(tmp_path_factory):
     """SConstruct, site_scons, opgen, yaml and csrc in a temp dir: enough to generate and to
     print (-n) every compile command."""
-    root = tmp_path_factory.mktemp("cuda_project")
-    shutil.copy(os.path.join(REPO_ROOT, "SConstruct"), root / "SConstruct")
-    for name in ("site_scons", "opgen", "yaml", "csrc"):
-        shutil.copytree(os.path.join(REPO_ROOT, name), root / name, ignore=IGNORE)
-    return root
+    return copy_project(tmp_path_factory.mktemp("cuda_project"))
 
 
 # ----- generation per mode (temp copy, --codegen-only) -----

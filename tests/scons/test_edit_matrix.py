@@ -13,14 +13,13 @@ For each edit, three things are checked against the build's own compile lines:
 - the generated files that changed belong to the edited group, or are umbrella headers.
 Then the library links and opdispatch imports from the built tree and runs the operator.
 
-One project is built once (module scope, its objects mostly from ccache); each edit runs on a
-copy of that built tree, so edits never depend on each other's reverts.
+Each edit runs on its own copy of the session's built project (tests/conftest.py, its objects
+mostly from ccache), so edits never depend on each other's reverts.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -30,7 +29,8 @@ import pytest
 from edit_cases import EDITS, apply_edit
 from include_graph import IncludeGraph
 from opgen.gen.plan import STATE_FILE
-from scons_helpers import GEN, copy_project, ok, scons, snapshot
+from helpers import copy_built, snapshot
+from scons_helpers import GEN, ok, scons
 
 # The one object built from code that calls operators as methods (api/tensor.h includes every
 # group's methods): any edit that touches a method recompiles it, and nothing else may.
@@ -58,16 +58,14 @@ def _run_check(project, code: str):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("matrix"))
-    ok(scons(root, target=None))
-    return root
+def built(built_project):
+    """Every default target built (scons(target=None)); only read here, edits go to copies."""
+    return built_project.root
 
 
 @pytest.mark.parametrize("edit", EDITS, ids=[e.name for e in EDITS])
 def test_one_operator_edit_recompiles_only_what_depends_on_it(built, tmp_path, edit):
-    project = tmp_path / "project"
-    shutil.copytree(built, project, symlinks=True)
+    project = copy_built(built, tmp_path / "project")
     before = {p: data for p, (data, _) in snapshot(project / GEN).items()}
     graph_before = IncludeGraph(str(project))
     by_name_before = graph_before.objects_including_by_name(_headers_by_name(project, edit.group))

@@ -1,24 +1,20 @@
 """The SCons build loads yaml/native_functions.yaml through opgen, and stops cleanly on invalid yaml."""
 import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
+from helpers import REPO_ROOT, copy_project, run_scons
+
 MODEL_JSON = os.path.join("build", "opgen", "model.json")
 
 
 def scons(project, *args):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPGEN_CACHE_DIR", "SCONSFLAGS")}
     # The one target this room owns; later issues add C++ targets this test has no business building.
-    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args, MODEL_JSON], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_scons(project, *args, MODEL_JSON, timeout=300)
 
 
-def snapshot(path):
+def file_state(path):
+    """(bytes, mtime_ns) of one file."""
     stat = os.stat(path)
     with open(path, "rb") as handle:
         return handle.read(), stat.st_mtime_ns
@@ -33,10 +29,7 @@ def tree(root):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """A copy of the build's inputs in tmp, built once."""
-    root = tmp_path_factory.mktemp("project")
-    shutil.copy(os.path.join(REPO_ROOT, "SConstruct"), root / "SConstruct")
-    for name in ("site_scons", "opgen", "yaml"):
-        shutil.copytree(os.path.join(REPO_ROOT, name), root / name, ignore=IGNORE)
+    root = copy_project(tmp_path_factory.mktemp("project"), names=("SConstruct", "site_scons", "opgen", "yaml"))
     result = scons(root)
     assert result.returncode == 0, result.stdout + result.stderr
     return root
@@ -51,11 +44,11 @@ def test_build_writes_the_model_dump(project):
 
 
 def test_second_build_is_a_noop_and_keeps_the_dump(project):
-    before = snapshot(project / MODEL_JSON)
+    before = file_state(project / MODEL_JSON)
     result = scons(project)
     assert result.returncode == 0, result.stderr
     assert "is up to date" in result.stdout
-    assert snapshot(project / MODEL_JSON) == before
+    assert file_state(project / MODEL_JSON) == before
 
 
 def test_invalid_yaml_fails_the_build_with_file_line_and_touches_nothing(project):
@@ -64,7 +57,7 @@ def test_invalid_yaml_fails_the_build_with_file_line_and_touches_nothing(project
     lines = original.splitlines(keepends=True)
     bad_line = next(i for i, line in enumerate(lines, 1) if line.strip() == "CPU, CUDA: add_out")
     lines[bad_line - 1] = lines[bad_line - 1].replace("CPU, CUDA: add_out", "CPU, CUDAA: add_out")
-    before_dump, before_cache = snapshot(project / MODEL_JSON), tree(project / "cache")
+    before_dump, before_cache = file_state(project / MODEL_JSON), tree(project / "cache")
     yaml_path.write_text("".join(lines), encoding="utf-8")
     try:
         result = scons(project)
@@ -73,7 +66,7 @@ def test_invalid_yaml_fails_the_build_with_file_line_and_touches_nothing(project
     assert result.returncode != 0
     assert f"yaml/native_functions.yaml:{bad_line}: error: unknown dispatch key 'CUDAA'" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    assert snapshot(project / MODEL_JSON) == before_dump
+    assert file_state(project / MODEL_JSON) == before_dump
     assert tree(project / "cache") == before_cache
 
 
