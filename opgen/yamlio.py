@@ -89,6 +89,41 @@ def load_located(text: str, file: str) -> Any:
         raise OpgenError(f"yaml error: {exc.problem}", Location(file, mark.line + 1 if mark else 0)) from None
 
 
+# Characters str.splitlines breaks lines at and PyYAML does not, or the other way round.
+_NOT_YAML_LINE_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def top_level_items(text: str) -> Optional[list[tuple[int, str]]]:
+    """The items of a top-level block sequence as (first line, text), split without parsing: an
+    item starts at each line that begins with '-' in column 0 and runs to the next one.
+
+    None when the text is not only such a sequence: anything but comments before the first item,
+    or a directive or document marker anywhere. Each item's text then parses on its own exactly as
+    it does within the file, unless it refers to an anchor elsewhere (an error, seen when parsing
+    it), so callers can parse an edited file item by item.
+    """
+    if any(separator in text for separator in _NOT_YAML_LINE_BREAKS):
+        return None  # str.splitlines would count lines differently from the yaml parser
+    lines = text.splitlines(keepends=True)
+    starts = []
+    for number, line in enumerate(lines):
+        if line.startswith(("---", "...", "%")):
+            return None
+        if line.startswith("-"):
+            if line[1:2] not in (" ", "\n", "\r", ""):  # '-x' in column 0 is a scalar, not an item
+                return None
+            starts.append(number)
+    if not starts or not all(_blank_or_comment(line) for line in lines[:starts[0]]):
+        return None
+    ends = starts[1:] + [len(lines)]
+    return [(start + 1, "".join(lines[start:end])) for start, end in zip(starts, ends)]
+
+
+def _blank_or_comment(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
 def load_bytes(data: bytes, file: str) -> Any:
     """Decode UTF-8 and parse; both failures become ``OpgenError`` naming ``file``."""
     try:

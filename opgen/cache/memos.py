@@ -1,9 +1,11 @@
-"""Content keys of a whole model, remembered in the codegen cache (<root>/keys/<memo>.json).
+"""Content keys of groups, remembered in the codegen cache (<root>/keys/<memo>.json) under what
+they were computed from.
 
-Computing the inputs of PyTorch's 1,342 groups means canonicalizing ~150k fields (~0.2 s). The
-{group: key} map of a model is therefore saved under a digest of everything the keys depend on
-(the parsed model's fingerprint, the dispatch keys, opgen's codegen sources), so an unchanged
-model reads its keys back.
+Computing the inputs of PyTorch's 1,342 groups means canonicalizing ~150k fields (~0.4 s). A
+group whose functions all come from yaml entries is fully described by the text of those
+entries, the dispatch keys and opgen's codegen sources: its *identity* is a digest of them, and
+a memo maps each group to (identity, key). A run reads the memo of its yaml and configuration
+and computes inputs only for groups whose identity is new, so an edit keys one group, not all.
 """
 from __future__ import annotations
 
@@ -16,43 +18,54 @@ from ..writer import atomic_write
 from .entry import check_key
 
 KEY_MEMO_DIR = "keys"
-_MEMO_FORMAT = b"opgen-group-keys-1"
+_MEMO_FORMAT = b"opgen-group-keys-2"
+
+Remembered = dict[str, tuple[str, str]]  # group -> (identity, key)
 
 
-def memo_id(model_fingerprint: str, keys_text: str, sources: list[tuple[str, str]]) -> str:
-    """The memo a model's keys are saved under: a digest of all they depend on."""
-    listing = "\n".join(f"{label} {value}" for label, value in sources)
-    return digest(_MEMO_FORMAT, model_fingerprint.encode(), keys_text.encode(), listing.encode())
+def memo_id(source: str, keys_text: str) -> str:
+    """The memo of one yaml (as named in messages) built for one set of dispatch keys."""
+    return digest(_MEMO_FORMAT, source.encode(), keys_text.encode())
 
 
-def remembered(cache, memo: Optional[str], names: list[str]) -> Optional[dict[str, str]]:
-    """The keys saved under ``memo`` if they name exactly ``names``; None otherwise (or unreadable)."""
+def group_identity(group_name: str, entry_digests: list[str], keys_text: str, sources_digest: str) -> str:
+    return digest(_MEMO_FORMAT, group_name.encode(), keys_text.encode(), sources_digest.encode(),
+                  *sorted(d.encode() for d in entry_digests))
+
+
+def remembered(cache, memo: Optional[str]) -> Remembered:
+    """The (identity, key) pairs saved under ``memo``; empty when absent, unreadable or malformed."""
     if cache is None or memo is None:
-        return None
+        return {}
     try:
-        keys = cache.remembered_keys(memo)
+        saved = cache.remembered_keys(memo)
     except OSError:
-        return None
-    # A memo of other groups (never expected, since the id covers the model) is not trusted.
-    return keys if keys is not None and sorted(keys) == sorted(names) else None
+        return {}
+    if not saved:
+        return {}
+    pairs = {}
+    for name, value in saved.items():
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+            return {}  # another format: start over
+        pairs[name] = (value[0], value[1])
+    return pairs
 
 
-def remember(cache, memo: Optional[str], keys: dict[str, str]) -> None:
+def remember(cache, memo: Optional[str], pairs: Remembered) -> None:
     if cache is None or memo is None:
         return
     try:
-        cache.remember_keys(memo, keys)
+        cache.remember_keys(memo, {name: list(pair) for name, pair in pairs.items()})
     except OSError:
-        pass  # a read-only or full cache only costs the next run the same 0.2 s
+        pass  # a read-only or full cache only costs the next run the keys it could have read
 
 
 class KeyMemos:
     """CodegenCache's key memos (needs ``self.root``)."""
 
 
-    def remembered_keys(self, memo: str) -> Optional[dict[str, str]]:
-        """The {group: key} map saved under ``memo`` (a digest of everything the keys depend on), or
-        None when absent or damaged."""
+    def remembered_keys(self, memo: str) -> Optional[dict]:
+        """The JSON object saved under ``memo``, or None when absent or damaged."""
         try:
             with open(self._memo_path(memo), "rb") as handle:
                 data = handle.read()
@@ -63,7 +76,7 @@ class KeyMemos:
             return None
         return keys if isinstance(keys, dict) else None
 
-    def remember_keys(self, memo: str, keys: dict[str, str]) -> None:
+    def remember_keys(self, memo: str, keys: dict) -> None:
         payload = json.dumps(keys, sort_keys=True).encode("utf-8")
         atomic_write(self._memo_path(memo), digest(payload).encode("ascii") + b"\n" + payload)
 

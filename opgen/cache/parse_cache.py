@@ -1,11 +1,20 @@
-"""Keep parsed models on disk, keyed by the yaml's bytes, so a repeat parse is a pickle load.
+"""Keep parsed models on disk, keyed by the yaml's bytes, so a repeat parse is a pickle load, and
+an edited yaml reparses only the entries whose text changed.
 
-Key = xxh3_128(yaml bytes, tags bytes, the name errors would show, opgen/model sources).
-A damaged or unreadable entry is a miss; entries are written atomically.
+    models/<key[:2]>/<key>.pickle   a model; key = xxh3_128(yaml bytes, tags bytes, the names
+                                    errors show, opgen/model's sources)
+    models/latest/<lineage>         the key of the last model parsed from one yaml name with
+                                    these tags and model sources: an edit reuses its entries
+
+A model remembers the digest of each entry's text (``Model.entry_digests``); an entry whose text
+is unchanged is taken from the previous model (moved to its new line), the others are parsed on
+their own, and the checks across entries, autogen and grouping run on the whole as for a full
+parse. Any problem sends the file through the full parse, so error messages never depend on
+what was remembered. A damaged or unreadable entry is a miss; entries are written atomically.
 """
 from __future__ import annotations
 
-import dataclasses
+import copy
 import gc
 import os
 import pickle
@@ -13,11 +22,14 @@ from typing import Optional
 
 from ..errors import Location, OpgenError
 from ..fingerprint import default_cache_dir, digest, package_fingerprint
-from ..model.loader import Model, build_model, tags_from_document
+from ..model.loader import Model, ParsedEntry, assemble_model, parse_entries, tags_from_document
+from ..model.native_function import KernelTable, NativeFunction
+from ..model.schema import OperatorName
 from ..writer import atomic_write
-from ..yamlio import load_bytes
+from ..yamlio import load_bytes, load_located, top_level_items
 
-_FORMAT = b"opgen-model-cache-1"
+_FORMAT = b"opgen-model-cache-2"
+_LATEST = "latest"
 
 
 def _read_bytes(path: str, display: str) -> bytes:
@@ -36,19 +48,121 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     yaml_bytes = _read_bytes(yaml_path, name)
     tags_bytes = _read_bytes(tags_path, tags_name) if tags_path else b""
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir
-    key = digest(_FORMAT, yaml_bytes, tags_bytes, name.encode(), (tags_name or "").encode(), package_fingerprint("model").encode())
-    entry = os.path.join(cache_dir, "models", key[:2], key + ".pickle") if cache_dir else None
-    if entry:
-        model = _read_entry(entry)
+    model_code = package_fingerprint("model").encode()
+    key = digest(_FORMAT, yaml_bytes, tags_bytes, name.encode(), (tags_name or "").encode(), model_code)
+    if cache_dir:
+        model = _read_entry(_model_path(cache_dir, key))
         if model is not None:
             return model
     # Parse the bytes already read for the key rather than reading the files again.
     valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
-    model = dataclasses.replace(build_model(load_bytes(yaml_bytes, name), name, valid_tags), fingerprint=key)
+    lineage = digest(_FORMAT, name.encode(), tags_bytes, (tags_name or "").encode(), model_code)
+    previous = _read_latest(cache_dir, lineage) if cache_dir else None
+    model = (_reparse_edited(yaml_bytes, name, valid_tags, key, previous) if previous is not None else None) \
+        or _parse_whole(yaml_bytes, name, valid_tags, key)
     model.variant_groups, model.view_groups, model.operator_groups  # noqa: B018 - cache the groupings too
-    if entry:
-        _write_entry(entry, model)
+    if cache_dir:
+        _write_entry(_model_path(cache_dir, key), model)
+        _write_latest(cache_dir, lineage, key)
     return model
+
+
+def _parse_whole(yaml_bytes: bytes, name: str, valid_tags: frozenset[str], key: str) -> Model:
+    document = load_bytes(yaml_bytes, name)
+    items = top_level_items(yaml_bytes.decode("utf-8"))
+    parsed, errors, unparsed = parse_entries(document, name, valid_tags)
+    digests = _entry_digests(items, parsed) if items is not None and not errors.diagnostics else None
+    return assemble_model(name, parsed, errors, unparsed, fingerprint=key, entry_digests=digests)
+
+
+def _reparse_edited(yaml_bytes: bytes, name: str, valid_tags: frozenset[str], key: str, previous: Model) -> Optional[Model]:
+    """The model of an edited yaml from ``previous`` plus the entries whose text is new; None
+    when the file must be parsed whole (its shape, or any problem in it)."""
+    try:
+        items = top_level_items(yaml_bytes.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if items is None:
+        return None
+    known = {entry_digest: previous.by_name[op] for op, entry_digest in previous.entry_digests.items()}
+    tables = _kernel_tables(previous)
+    parsed: list[ParsedEntry] = []
+    digests = {}
+    for line, text in items:
+        entry_digest = digest(text.encode("utf-8"))
+        f = known.get(entry_digest) if _mapping_on_first_line(text) else None
+        entry = _moved(f, name, line, tables) if f is not None else _parse_alone(text, line, name, valid_tags)
+        if entry is None:
+            return None
+        parsed.append(entry)
+        digests[entry[0].func.name] = entry_digest
+    try:
+        return assemble_model(name, parsed, fingerprint=key, entry_digests=digests)
+    except OpgenError:
+        return None  # the whole parse reports it, with every other problem of the file
+
+
+def _kernel_tables(model: Model) -> dict[OperatorName, KernelTable]:
+    """Each function's kernels as its entry listed them (the indices hold nothing else for it)."""
+    tables: dict[OperatorName, KernelTable] = {}
+    for dispatch_key, index in model.indices.items():
+        for op, meta in index.index.items():
+            tables.setdefault(op, []).append((dispatch_key, meta))
+    return tables
+
+
+def _moved(f: NativeFunction, name: str, line: int, tables: dict[OperatorName, KernelTable]) -> ParsedEntry:
+    """A remembered entry at its line in the edited file, with its kernels."""
+    table = tables.get(f.func.name, [])
+    if f.location.line != line:
+        f = copy.copy(f)  # keeps what the schema has already derived
+        object.__setattr__(f, "location", Location(name, line))
+    return f, table
+
+
+def _mapping_on_first_line(text: str) -> bool:
+    """Whether the entry's mapping starts on its '- ' line (as nearly all do), so its function's
+    line is the item's line wherever the item moves."""
+    return text.startswith("- ") and text[2:3] not in (" ", "\t", "#", "\n", "\r", "")
+
+
+def _parse_alone(text: str, line: int, name: str, valid_tags: frozenset[str]) -> Optional[ParsedEntry]:
+    """One entry's text parsed with its lines numbered as in the file; None on any problem."""
+    try:
+        document = load_located("\n" * (line - 1) + text, name)
+    except OpgenError:
+        return None
+    if not isinstance(document, list) or len(document) != 1:
+        return None
+    parsed, errors, _ = parse_entries(document, name, valid_tags)
+    return parsed[0] if parsed and not errors.diagnostics else None
+
+
+def _entry_digests(items: list[tuple[int, str]], parsed: list[ParsedEntry]) -> Optional[dict]:
+    """Each function's entry digest, when the file split into exactly the entries that parsed."""
+    if len(items) != len(parsed):
+        return None
+    return {f.func.name: digest(text.encode("utf-8")) for (_, text), (f, _) in zip(items, parsed)}
+
+
+def _model_path(cache_dir: str, key: str) -> str:
+    return os.path.join(cache_dir, "models", key[:2], key + ".pickle")
+
+
+def _read_latest(cache_dir: str, lineage: str) -> Optional[Model]:
+    try:
+        with open(os.path.join(cache_dir, "models", _LATEST, lineage), "r", encoding="ascii") as handle:
+            key = handle.read().strip()
+    except (OSError, ValueError):
+        return None
+    return _read_entry(_model_path(cache_dir, key)) if key.isalnum() else None
+
+
+def _write_latest(cache_dir: str, lineage: str, key: str) -> None:
+    try:
+        atomic_write(os.path.join(cache_dir, "models", _LATEST, lineage), key.encode("ascii"))
+    except OSError:
+        pass
 
 
 def _read_entry(path: str) -> Optional[Model]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional, Sequence, Union
+from typing import Collection, Mapping, Optional, Sequence, Union
 
 from ..errors import DiagnosticCollector, OpgenError
 from ..yamlio import iter_entries, read_located
@@ -15,7 +15,7 @@ from .autogen import expand_autogen
 from .backend import BackendIndex, BackendMetadata, build_indices
 from .dispatch_keys import DispatchKey
 from .grouping import OperatorGroup, VariantGroup, ViewGroup, group_operators, group_variants, group_views
-from .native_function import NativeFunction, parse_entry
+from .native_function import KernelTable, NativeFunction, parse_entry
 from .schema import OperatorName
 
 ERROR_CAP = 50
@@ -31,6 +31,9 @@ class Model:
     # Digest of the yaml and tags bytes and opgen's model code (set by the parse cache; "" when
     # unknown): what is derived from the model alone may be remembered under it.
     fingerprint: str = field(default="", compare=False)
+    # Digest of the yaml text each function was parsed from (set by the parse cache; generated
+    # functions have none): what is derived from one entry alone may be remembered under it.
+    entry_digests: Mapping[OperatorName, str] = field(default_factory=dict, compare=False)
 
     @cached_property
     def by_name(self) -> dict[OperatorName, NativeFunction]:
@@ -88,20 +91,36 @@ def load_model(yaml_path: str, tags_path: Optional[str] = None, *, display_name:
     return build_model(read_located(yaml_path, name), name, valid_tags)
 
 
-def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:
+ParsedEntry = tuple[NativeFunction, KernelTable]
+
+
+def build_model(document, name: str, valid_tags: frozenset[str], fingerprint: str = "") -> Model:
+    return assemble_model(name, *parse_entries(document, name, valid_tags), fingerprint=fingerprint)
+
+
+def parse_entries(document, name: str, valid_tags: frozenset[str]) -> tuple[list[ParsedEntry], DiagnosticCollector, set[str]]:
+    """Each entry on its own: what parsed, the problems found, and the names of entries with
+    problems (so checks across entries do not cascade from them)."""
     errors = DiagnosticCollector(ERROR_CAP)
-    functions: list[NativeFunction] = []
-    kernels: list[tuple[DispatchKey, OperatorName, BackendMetadata]] = []
-    unparsed: set[str] = set()  # names of entries with errors, so we do not cascade
+    parsed: list[ParsedEntry] = []
+    unparsed: set[str] = set()
     for entry in iter_entries(document, name, on_error=errors.extend):
         try:
-            f, table = parse_entry(entry, valid_tags)
+            parsed.append(parse_entry(entry, valid_tags))
         except OpgenError as exc:
             errors.extend(exc, entry.where())
             unparsed.add(str(entry.get("func", "")).split("(")[0])
-            continue
-        functions.append(f)
-        kernels.extend((key, f.func.name, meta) for key, meta in table)
+    return parsed, errors, unparsed
+
+
+def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[DiagnosticCollector] = None,
+                   unparsed: Collection[str] = frozenset(), *, fingerprint: str = "",
+                   entry_digests: Optional[Mapping[OperatorName, str]] = None) -> Model:
+    """The model of entries parsed one by one (in yaml order): checks across entries, autogen,
+    kernel indices and groupings. ``errors`` may already hold the entries' own problems."""
+    errors = errors if errors is not None else DiagnosticCollector(ERROR_CAP)
+    functions = [f for f, _ in parsed]
+    kernels = [(key, f.func.name, meta) for f, table in parsed for key, meta in table]
     _check_across_entries(functions, errors, unparsed)
     errors.raise_if_any()
 
@@ -113,7 +132,7 @@ def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:
         errors.raise_if_any()
     functions.extend(fn for fn, _, _ in generated)
     kernels.extend((key, fn.func.name, meta) for fn, key, meta in generated)
-    model = Model(name, tuple(functions), build_indices(kernels))
+    model = Model(name, tuple(functions), build_indices(kernels), fingerprint, entry_digests or {})
     try:
         model.variant_groups, model.view_groups  # noqa: B018 - grouping validates
     except OpgenError as exc:
@@ -122,7 +141,7 @@ def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:
     return model
 
 
-def _check_across_entries(functions: Sequence[NativeFunction], errors: DiagnosticCollector, unparsed: set[str]) -> None:
+def _check_across_entries(functions: Sequence[NativeFunction], errors: DiagnosticCollector, unparsed: Collection[str]) -> None:
     first: dict[tuple[str, OperatorName], NativeFunction] = {}
     for f in functions:
         key = (f.namespace, f.func.name)

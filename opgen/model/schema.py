@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, wraps
 from enum import Enum
 from typing import Iterator, Optional
 
@@ -33,6 +33,21 @@ _ANNOTATED_TENSOR = re.compile(r"^Tensor\((.+)\)(.*)$")
 # Python's augmented assignment dunders: __iadd__ is the in-place form of __add__.
 AUGMENTED_DUNDERS = ("add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or")
 _TENSOR_OPTIONS = (("dtype", BaseTy.ScalarType), ("layout", BaseTy.Layout), ("device", BaseTy.Device), ("pin_memory", BaseTy.bool))
+
+
+def _remembered(method):
+    """Keep what a method derives from an immutable schema on the schema itself: groupings ask
+    for it thousands of times, and it then travels with the schema through the parse cache."""
+    slot = f"_remembered_{method.__name__}"
+
+    @wraps(method)
+    def remembered(self):
+        try:
+            return self.__dict__[slot]
+        except KeyError:
+            value = self.__dict__[slot] = method(self)  # frozen dataclasses still have a __dict__
+            return value
+    return remembered
 
 
 def split_top_level(text: str) -> list[str]:
@@ -408,6 +423,7 @@ class FunctionSchema:
         if "functional" in self.name.overload_name and self.kind() is not SchemaKind.functional:
             raise SchemaError("overload names containing 'functional' are reserved for functional operators")
 
+    @_remembered
     def kind(self) -> SchemaKind:
         if self.name.name.inplace:
             return SchemaKind.inplace
@@ -442,6 +458,7 @@ class FunctionSchema:
         name = OperatorName(BaseOperatorName(base, False, self.name.name.dunder_method), "")
         return FunctionSchema(name, args.signature(strip_default), returns + tuple(mutated))
 
+    @_remembered
     def family_key(self) -> str:
         """Variants pair up when their signatures agree up to defaults (bernoulli_.float has
         p=0.5 where bernoulli.p has none; torchgen special-cases that one schema).
@@ -451,6 +468,7 @@ class FunctionSchema:
         """
         return str(self.signature(strip_default=True))
 
+    @_remembered
     def view_signature(self) -> str:
         """Key pairing a view with its in-place view and *_copy twin (text, like family_key)."""
         return str(self.signature(strip_view_copy_name=True))

@@ -1,5 +1,6 @@
-"""gen/jobs.py: each group's job carries the key of its inputs; a model's keys are remembered in the
-codegen cache and read back instead of recomputed, and inputs are computed only on demand."""
+"""gen/jobs.py: each group's job carries the key of its inputs; keys are remembered in the codegen
+cache under each group's identity (the text of its yaml entries, the dispatch keys, opgen's
+sources) and read back instead of recomputed, so an edit keys only the groups it changed."""
 import os
 
 import pytest
@@ -37,10 +38,16 @@ def memo_files(cache):
     return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
 
 
-def forbid_inputs(monkeypatch):
-    def fail(*args):
-        raise AssertionError("inputs computed although the keys were remembered")
-    monkeypatch.setattr(jobs_module, "inputs_key", fail)
+def count_inputs(monkeypatch):
+    """The groups whose inputs in_tree_jobs computes from now on."""
+    counted = []
+    real = jobs_module.group_inputs
+
+    def counting(group, *args):
+        counted.append(group.name)
+        return real(group, *args)
+    monkeypatch.setattr(jobs_module, "group_inputs", counting)
+    return counted
 
 
 def test_jobs_carry_the_key_of_their_inputs(model):
@@ -55,8 +62,9 @@ def test_keys_are_remembered_and_read_back_without_computing_inputs(model, cache
     config = CodegenConfig()
     first = {job.name: job.key for job in in_tree_jobs(model, config, cache)}
     assert len(memo_files(cache)) == 1
-    forbid_inputs(monkeypatch)
+    computed = count_inputs(monkeypatch)
     again = in_tree_jobs(model, config, cache)
+    assert computed == []
     assert {job.name: job.key for job in again} == first == computed_keys(model, config)
 
 
@@ -68,35 +76,59 @@ def test_another_config_gets_its_own_memo(model, cache):
     assert keys == computed_keys(model, with_cuda) != computed_keys(model, CodegenConfig())
 
 
-def test_an_edited_model_does_not_read_the_old_memo(tmp_path, model, cache, yaml_copy):
-    in_tree_jobs(model, CodegenConfig(), cache)
+EDITS = {
+    "default value": ("Scalar alpha=1) -> Tensor\n", "Scalar alpha=2) -> Tensor\n", ["add"]),
+    # relu.out is derived from relu_'s entry (autogen): its group is still the only one keyed again
+    "kernel of an autogen source renamed": ("CompositeExplicitAutograd: relu_\n  autogen: relu.out",
+                                            "CompositeExplicitAutograd: relu_renamed_\n  autogen: relu.out", ["relu"]),
+    "entry added": ("- func: add.Tensor(", "- func: square(Tensor self) -> Tensor\n  variants: function, method\n\n"
+                    "- func: add.Tensor(", ["square"]),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edit_keys_only_the_groups_it_changed(tmp_path, cache, yaml_copy, monkeypatch, edit):
+    old, new, changed = EDITS[edit]
+    parse_dir = str(tmp_path / "parse")
+    tags = str(yaml_copy.parent / "tags.yaml")
+    before = {job.name: job.key for job in in_tree_jobs(load_model_cached(str(yaml_copy), tags, cache_dir=parse_dir), CodegenConfig(), cache)}
     text = yaml_copy.read_text()
-    old = "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)"
-    yaml_copy.write_text(text.replace(old, old.replace("alpha=1", "alpha=2")))
-    edited = load_model_cached(str(yaml_copy), str(yaml_copy.parent / "tags.yaml"), cache_dir=str(tmp_path / "parse"))
+    assert old in text
+    yaml_copy.write_text(text.replace(old, new, 1))
+    edited = load_model_cached(str(yaml_copy), tags, cache_dir=parse_dir)
+    computed = count_inputs(monkeypatch)
     keys = {job.name: job.key for job in in_tree_jobs(edited, CodegenConfig(), cache)}
+    assert sorted(computed) == changed
     assert keys == computed_keys(edited, CodegenConfig())
-    assert keys["add"] != computed_keys(model, CodegenConfig())["add"]
-    assert len(memo_files(cache)) == 2
+    assert sorted(name for name in keys if keys[name] != before.get(name)) == changed
+    assert len(memo_files(cache)) == 1
+
+
+def test_a_source_change_keys_every_group_again(model, cache, monkeypatch):
+    in_tree_jobs(model, CodegenConfig(), cache)
+    monkeypatch.setattr(jobs_module, "codegen_sources", lambda: (("template x.j2", "changed"),))
+    computed = count_inputs(monkeypatch)
+    in_tree_jobs(model, CodegenConfig(), cache)
+    assert sorted(computed) == sorted(g.name for g in model.operator_groups)
 
 
 @pytest.mark.parametrize("damage", [b"", b"garbage\n{}", b"0" * 32 + b"\n{\"add\": \"x\"}"])
 def test_a_damaged_memo_is_recomputed(model, cache, damage):
-    in_tree_jobs(model, CodegenConfig(), cache)
+    first = {job.name: job.key for job in in_tree_jobs(model, CodegenConfig(), cache)}
     (name,) = memo_files(cache)
     with open(os.path.join(cache.root, "keys", name), "wb") as handle:
         handle.write(damage)
     keys = {job.name: job.key for job in in_tree_jobs(model, CodegenConfig(), cache)}
-    assert keys == computed_keys(model, CodegenConfig())
-    assert cache.remembered_keys(name[:-len(".json")]) == keys  # rewritten whole
+    assert keys == first == computed_keys(model, CodegenConfig())
+    assert {group: pair[1] for group, pair in cache.remembered_keys(name[:-len(".json")]).items()} == keys  # rewritten whole
 
 
-def test_a_model_without_fingerprint_is_not_remembered(cache):
+def test_a_model_parsed_without_the_cache_is_not_remembered(cache):
     from opgen.model import load_model
 
-    unfingerprinted = load_model(REPO_YAML, REPO_TAGS)
-    assert unfingerprinted.fingerprint == ""
-    in_tree_jobs(unfingerprinted, CodegenConfig(), cache)
+    unremembered = load_model(REPO_YAML, REPO_TAGS)
+    assert unremembered.entry_digests == {}
+    in_tree_jobs(unremembered, CodegenConfig(), cache)
     assert memo_files(cache) == []
 
 

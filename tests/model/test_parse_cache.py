@@ -40,7 +40,8 @@ def names(model):
 def forbid_parsing(monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("parsed although the cache should have answered")
-    monkeypatch.setattr(parse_cache, "build_model", fail)
+    for step in ("parse_entries", "assemble_model"):
+        monkeypatch.setattr(parse_cache, step, fail)
 
 
 def test_second_load_is_served_from_the_cache(inputs, cache_dir, monkeypatch):
