@@ -1,7 +1,12 @@
-"""Make the opgen package (next to SConstruct) importable from SConscripts and site tools."""
+"""Make the opgen package (next to SConstruct) importable from SConscripts and site tools; keep
+an unchanged .sconsign as it is (sconsign_unchanged)."""
 import os
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
+
+import sconsign_unchanged  # noqa: E402  (site_scons is on sys.path while this file runs)
+
+sconsign_unchanged.install()
