@@ -1,5 +1,6 @@
 """Fixtures for the operator-model tests: the real PyTorch model, and tiny yaml files in tmp_path."""
 import os
+import shutil
 import textwrap
 
 import pytest
@@ -12,6 +13,22 @@ from opgen.model import load_model
 SMALL_TAGS = "".join(f"- tag: {t}\n  desc: test tag\n" for t in (
     "core", "pointwise", "generated", "nondeterministic_seeded", "inplace_view", "view_copy", "inplace", "out",
 ))
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """A private copy of the repo's yaml and tags.yaml, free to edit."""
+    for name in ("native_functions.yaml", "tags.yaml"):
+        shutil.copy(os.path.join(REPO_ROOT, "yaml", name), tmp_path / name)
+    return str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml")
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    return str(tmp_path / "cache")
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,6 @@ from opgen.model import load_model
 from opgen.model import loader
 from opgen.yamlio import top_level_items
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTORCH = os.path.join(REPO_ROOT, "..", "shared", "data", "pytorch-2.13")
 
 ADD = "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n"
 SQUARE = "- func: opgen_square(Tensor self) -> Tensor\n  variants: function, method\n\n"
@@ -39,18 +37,6 @@ EDITS = {
     "a kernel renamed": (lambda t: t.replace("CPU, CUDA: mul_out\n", "CPU, CUDA: mul_out_renamed\n", 1), 1),
     "a document marker (parsed whole)": (lambda t: "---\n" + t, None),
 }
-
-
-@pytest.fixture
-def inputs(tmp_path):
-    for name in ("native_functions.yaml", "tags.yaml"):
-        shutil.copy(os.path.join(REPO_ROOT, "yaml", name), tmp_path / name)
-    return str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml")
-
-
-@pytest.fixture
-def cache_dir(tmp_path):
-    return str(tmp_path / "cache")
 
 
 def count_entry_parses(monkeypatch):
@@ -136,10 +122,9 @@ def test_top_level_items(text, items):
     assert top_level_items(text) == items
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(PYTORCH, "native_functions.yaml")), reason="PyTorch's yaml is not in ../shared/data")
-def test_pytorch_yaml_edit_parses_one_entry(tmp_path, cache_dir, monkeypatch):
-    for name in ("native_functions.yaml", "tags.yaml"):
-        shutil.copy(os.path.join(PYTORCH, name), tmp_path / name)
+def test_pytorch_yaml_edit_parses_only_the_changed_entries(real_paths, tmp_path, cache_dir, monkeypatch):
+    for path in real_paths:
+        shutil.copy(path, tmp_path / os.path.basename(path))
     paths = str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml")
     load_model_cached(*paths, cache_dir=cache_dir)
     with open(paths[0]) as handle:

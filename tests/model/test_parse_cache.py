@@ -16,19 +16,6 @@ from opgen.model import Model, load_model
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture
-def inputs(tmp_path):
-    """A private copy of the repo's yaml and tags.yaml, free to edit."""
-    for name in ("native_functions.yaml", "tags.yaml"):
-        shutil.copy(os.path.join(REPO_ROOT, "yaml", name), tmp_path / name)
-    return str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml")
-
-
-@pytest.fixture
-def cache_dir(tmp_path):
-    return str(tmp_path / "cache")
-
-
 def entries(cache_dir):
     return sorted(glob.glob(os.path.join(cache_dir, "models", "*", "*.pickle")))
 
