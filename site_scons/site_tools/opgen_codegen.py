@@ -1,10 +1,12 @@
 """SCons tool: one node per operator group, over opgen's codegen plan (opgen/gen/plan.py).
 
 ``env.OpgenCodegen(model, "build/gen")`` declares, for every job of the plan's in-tree section,
-a builder whose only source is ``Value("<group>:<content key>")`` and whose targets (listed by
-an emitter from ``plan.files``) are the group's files; plus the umbrella headers.  A group whose
-key did not change is up to date without any codegen work; the action of one whose key changed
-calls ``plan.produce``, which materializes it from the codegen cache or renders it.
+a builder whose only source is ``Value("<group>:<content key>")`` and whose targets are the
+group's files as ``plan.files`` lists them; plus the umbrella headers.  A group whose key did not
+change is up to date without any codegen work; the action of one whose key changed calls
+``plan.produce``, which materializes it from the codegen cache or renders it.  With
+``node_per_file=False`` (--codegen-only: nothing compiles) a group is one node, and only the
+groups the plan finds out of date are declared at all.
 ``env.OpgenBackendCodegen(model, backend, "build/gen")`` does the same for an external backend's
 section (build/gen/backends/<Key>/).  ``env.OpgenArchives`` packs objects into a fixed number of
 static archives by group name, so linking never expands thousands of $SOURCES and adding a
@@ -12,6 +14,7 @@ group changes one archive.  What to generate, when, and the report all come from
 """
 import atexit
 import json
+import os
 import sys
 
 import SCons.Script
@@ -38,23 +41,27 @@ class CodegenResult:
 
 
 class _PlanNodes:
-    """The SCons face of one plan section: emitter and actions that look jobs up by name (only
-    strings travel in construction variables), and the report printed once the build ends."""
+    """The SCons face of one plan section: actions that find their job from their target (no
+    per-node overrides: only strings could travel in them, and each costs an environment), and
+    the report printed once the build ends."""
 
     def __init__(self, plan: CodegenPlan, section: Section):
         self.plan = plan
         self.section = section
         self.jobs = {job.name: job for job in section.jobs}
         self.layout = plan.layout(section)  # {group: files}, as declared
+        self.job_of_node: dict[str, str] = {}  # abspath of a group's first file -> its job's name
         atexit.register(self.finish)
 
-    def emit(self, target, source, env):
-        out = env.Dir(self.plan.out_dir)
-        return [out.File(path) for path in env["OPGEN_FILES"]], source
+    def job_name(self, target) -> str:
+        return self.job_of_node[target[0].abspath]
 
     def produce(self, target, source, env):
-        self.plan.produce(self.jobs[env["OPGEN_JOB"]])
+        self.plan.produce(self.jobs[self.job_name(target)])
         return 0
+
+    def describe(self, target, source, env):
+        return f"[opgen] generate {self.job_name(target)}"
 
     def write_umbrellas(self, target, source, env):
         self.plan.write_umbrellas(self.section, self.layout)
@@ -81,26 +88,22 @@ def _session(env, label):
 def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
     [section] = plan.sections
     nodes_of = _PlanNodes(plan, section)
-    group_builder = env.Builder(
-        action=env.Action(nodes_of.produce, strfunction=lambda target, source, env: f"[opgen] generate {env['OPGEN_JOB']}"),
-        emitter=nodes_of.emit,
-    )
+    group_builder = env.Builder(action=env.Action(nodes_of.produce, strfunction=nodes_of.describe))
     result = CodegenResult()
     result.groups = len(section.jobs)
     layout = nodes_of.layout
-    for job in section.jobs:
+    # `scons -c` removes what has a node: every file of every group.
+    every_file = node_per_file or SCons.Script.GetOption("clean")
+    for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
-        # The emitter replaces this first target with the group's whole (sorted) file list; with
-        # node_per_file=False (nothing compiles: --codegen-only) the group is one node, its first
-        # file, and its other files are written beside it without nodes of their own.
-        declared = files if node_per_file else files[:1]
-        nodes = group_builder(env, target=out.File(files[0]), source=env.Value(f"{job.name}:{job.key}"),
-                              OPGEN_JOB=job.name, OPGEN_FILES=declared)
+        declared = files if every_file else _first_and_missing(plan.out_dir, files)
+        nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
+        nodes_of.job_of_node[nodes[0].abspath] = job.name
         # Precious: SCons would delete targets before the action runs, and a file rewritten with
         # the same bytes gets a new mtime; the plan's writer must see the old file.
         env.Precious(nodes)
         result.targets.extend(nodes)
-        if node_per_file:
+        if every_file:
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
     # The umbrellas depend on which files each group has, nothing else.
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
@@ -113,6 +116,22 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
         for path in plan.remove_stale(section, layout):
             print(f"[opgen] removed {path} (its operator group is gone)")
     return result
+
+
+def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
+    """Every job when the build uses the nodes (compiles depend on them; `scons -c` removes
+    them). Otherwise (--codegen-only) only the jobs the plan finds not current: nothing
+    consumes the others' nodes and SCons would only confirm them up to date, at ~0.2 ms per node
+    and per Value (PyTorch's no-op walked 2,700 of them). A declared job keeps its Value, so
+    --debug=explain still names the group whose key changed."""
+    return [job for job in section.jobs if every_job or not plan.is_current(job, section)]
+
+
+def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
+    """The targets of a group when nothing compiles (--codegen-only): its first file stands for
+    all, the others are written beside it without nodes, except a missing one, so that a group
+    whose key is unchanged but whose file vanished is out of date to SCons too."""
+    return files[:1] + [path for path in files[1:] if not os.path.exists(os.path.join(out_dir, path))]
 
 
 def _codegen(env, model, out_dir, config=None, node_per_file=True):

@@ -3,6 +3,7 @@
 Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and a
 ``OpgenModelJson`` builder that writes the model's JSON dump.  No opgen logic lives here.
 """
+import contextlib
 import gc
 import os
 import sys
@@ -24,19 +25,30 @@ def _load(env, yaml, tags=None):
     yaml_node = env.File(yaml)
     tags_node = env.File(tags) if tags else None
     try:
-        model = load_model_cached(
-            yaml_node.srcnode().abspath,
-            tags_node.srcnode().abspath if tags_node else None,
-            cache_dir=env.get("OPGEN_CACHE_DIR"),
-            display_name=_display(env, yaml_node),
-            tags_display_name=_display(env, tags_node) if tags_node else None,
-        )
+        with _collector_paused():
+            model = load_model_cached(
+                yaml_node.srcnode().abspath,
+                tags_node.srcnode().abspath if tags_node else None,
+                cache_dir=env.get("OPGEN_CACHE_DIR"),
+                display_name=_display(env, yaml_node),
+                tags_display_name=_display(env, tags_node) if tags_node else None,
+            )
     except OpgenError as exc:
         stop(exc, "invalid operator yaml; nothing was built")
-    # The model's objects (~90,000 on PyTorch's yaml) live until SCons exits: out of the collector's
-    # reach, every full collection stops re-walking them (0.25 s of a 1,342-group no-op).
-    gc.freeze()
     return model
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """No garbage collection while the model is built, and its objects (~90,000 on PyTorch's
+    yaml, alive until SCons exits) out of the collector's reach afterwards: full collections kept
+    re-walking them (0.25 s of a 1,342-group no-op; 0.1 s more while an edited yaml is parsed)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def stop(error, summary: str) -> None:
