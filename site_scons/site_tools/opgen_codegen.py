@@ -129,9 +129,15 @@ def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
 
 def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
     """The targets of a group when nothing compiles (--codegen-only): its first file stands for
-    all, the others are written beside it without nodes, except a missing one, so that a group
-    whose key is unchanged but whose file vanished is out of date to SCons too."""
-    return files[:1] + [path for path in files[1:] if not os.path.exists(os.path.join(out_dir, path))]
+    all, the others are written beside it without nodes. When the first exists but another file
+    is missing, that one is declared too: SCons must see a group whose key is unchanged but
+    whose file vanished out of date (one missing target is enough; a cold build declares one
+    node per group, not one per file)."""
+    exists = [os.path.exists(os.path.join(out_dir, path)) for path in files[:1]]
+    if not all(exists):
+        return files[:1]
+    missing = next((path for path in files[1:] if not os.path.exists(os.path.join(out_dir, path))), None)
+    return files[:1] + ([missing] if missing else [])
 
 
 def _codegen(env, model, out_dir, config=None, node_per_file=True):
