@@ -4,10 +4,13 @@
 
 namespace op::impl {
 
-DispatchKeySet backend_key_set(std::optional<Device> device) {
+DispatchKeySet backend_key_set(std::optional<Device> device) { return backend_key_set(device, DispatchKeySet()); }
+
+DispatchKeySet backend_key_set(std::optional<Device> device, DispatchKeySet tensors) {
   const DispatchKey backend = backend_key_of(device.value_or(Device(DeviceType::CPU)).type());
   const LocalDispatchKeySet& local = tls_local_dispatch_key_set;
-  return (DispatchKeySet(backend) | local.included.below(DispatchKey::BackendSelect)) - local.excluded;
+  const DispatchKeySet requested = DispatchKeySet(backend) | tensors | local.included;
+  return requested.below(DispatchKey::BackendSelect) - local.excluded;
 }
 
 }  // namespace op::impl

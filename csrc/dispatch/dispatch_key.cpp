@@ -10,7 +10,7 @@ const char* const kNames[kNumDispatchKeys] = {
     "Undefined",   "CPU",         "CUDA",         "XLA",          "Lazy",
     "PrivateUse1", "Meta",        "BackendSelect", "AutogradCPU", "AutogradCUDA",
     "AutogradXLA", "AutogradLazy", "AutogradPrivateUse1", "Autograd", "CompositeExplicitAutograd",
-    "CompositeImplicitAutograd",
+    "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional",
 };
 }  // namespace
 
@@ -76,6 +76,9 @@ DispatchKeySet runtime_keys_of(DispatchKey k) {
     case DispatchKey::Autograd: return autograd;
     case DispatchKey::CompositeExplicitAutograd: return backends;
     case DispatchKey::CompositeImplicitAutograd: return backends | autograd;
+    // Backends that functionalize never see a kernel that mutates or aliases behind its back.
+    case DispatchKey::CompositeExplicitAutogradNonFunctional:
+      return backends - DispatchKeySet(DispatchKey::XLA) - DispatchKeySet(DispatchKey::Lazy);
     default: return is_runtime_key(k) ? DispatchKeySet(k) : DispatchKeySet();
   }
 }

@@ -31,12 +31,15 @@ enum class DispatchKey : uint8_t {
   Autograd,
   CompositeExplicitAutograd,
   CompositeImplicitAutograd,
+  // Backends except those running under functionalization (XLA, Lazy): decompositions that
+  // mutate or alias, and the default-backend wrappers of structured operators.
+  CompositeExplicitAutogradNonFunctional,
 };
 
 constexpr int kFirstRuntimeKey = static_cast<int>(DispatchKey::CPU);
 constexpr int kLastRuntimeKey = static_cast<int>(DispatchKey::AutogradPrivateUse1);
 constexpr int kFirstAliasKey = static_cast<int>(DispatchKey::Autograd);
-constexpr int kNumDispatchKeys = static_cast<int>(DispatchKey::CompositeImplicitAutograd) + 1;
+constexpr int kNumDispatchKeys = static_cast<int>(DispatchKey::CompositeExplicitAutogradNonFunctional) + 1;
 // Table slots: one per runtime key plus slot 0 (Undefined) for "no key at all".
 constexpr int kDispatchTableSize = kLastRuntimeKey + 1;
 

@@ -66,7 +66,8 @@ inline uint64_t DispatchKeySet::bit(DispatchKey k) {
 inline DispatchKeySet global_include_set() { return DispatchKeySet(DispatchKey::BackendSelect); }
 
 // The runtime keys an alias key fills: Autograd -> the Autograd<Backend> keys,
-// CompositeExplicitAutograd -> backends, CompositeImplicitAutograd -> backends + autograd keys.
+// CompositeExplicitAutograd -> backends, CompositeImplicitAutograd -> backends + autograd keys,
+// CompositeExplicitAutogradNonFunctional -> backends but XLA and Lazy (they functionalize).
 // A runtime key maps to itself.
 DispatchKeySet runtime_keys_of(DispatchKey k);
 

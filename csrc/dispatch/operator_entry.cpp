@@ -11,6 +11,7 @@ const char* to_string(TableSource s) {
     case TableSource::Missing: return "missing";
     case TableSource::DefaultFallthrough: return "default fallthrough";
     case TableSource::Direct: return "direct";
+    case TableSource::CompositeExplicitAutogradNonFunctional: return "CompositeExplicitAutogradNonFunctional";
     case TableSource::CompositeExplicitAutograd: return "CompositeExplicitAutograd";
     case TableSource::CompositeImplicitAutograd: return "CompositeImplicitAutograd";
     case TableSource::Autograd: return "Autograd";
@@ -40,16 +41,20 @@ const RegisteredKernel* OperatorEntry::find(DispatchKey key) const {
 
 // The resolution rule for one runtime key, in precedence order:
 //  1. a kernel registered at the key itself;
-//  2. CompositeExplicitAutograd, for backend keys;
-//  3. CompositeImplicitAutograd, for backend keys and autograd keys; for Autograd<B> only when
-//     neither B nor CompositeExplicitAutograd has a kernel (otherwise the composite would
+//  2. CompositeExplicitAutogradNonFunctional, for backend keys other than XLA and Lazy (those
+//     run under functionalization, so a kernel that mutates or aliases must not reach them);
+//  3. CompositeExplicitAutograd, for backend keys;
+//  4. CompositeImplicitAutograd, for backend keys and autograd keys; for Autograd<B> only when
+//     neither B nor an explicit composite covering B has a kernel (otherwise the composite would
 //     shadow the real backend kernel for every call that goes through autograd);
-//  4. the Autograd alias, for autograd keys;
-//  5. the key's backend fallback;
-//  6. pass through (autograd keys and BackendSelect), else missing.
+//  5. the Autograd alias, for autograd keys;
+//  6. the key's backend fallback;
+//  7. pass through (autograd keys and BackendSelect), else missing.
 // Only the registered set is consulted, never the order it was built in.
 OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
   Table t;
+  const RegisteredKernel* non_functional = find(DispatchKey::CompositeExplicitAutogradNonFunctional);
+  const DispatchKeySet non_functional_keys = runtime_keys_of(DispatchKey::CompositeExplicitAutogradNonFunctional);
   const RegisteredKernel* explicit_ = find(DispatchKey::CompositeExplicitAutograd);
   const RegisteredKernel* implicit = find(DispatchKey::CompositeImplicitAutograd);
   const RegisteredKernel* autograd = find(DispatchKey::Autograd);
@@ -65,9 +70,12 @@ OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
       }
     };
     pick(find(key), TableSource::Direct);
+    if (non_functional_keys.has(key)) pick(non_functional, TableSource::CompositeExplicitAutogradNonFunctional);
     if (is_backend_key(key)) pick(explicit_, TableSource::CompositeExplicitAutograd);
     if (implicit_keys.has(key)) {
-      bool shadows_backend = is_autograd_key(key) && (find(backend_key_for(key)) || explicit_);
+      const DispatchKey backend = backend_key_for(key);
+      bool shadows_backend = is_autograd_key(key) && (find(backend) || explicit_ ||
+                                                      (non_functional && non_functional_keys.has(backend)));
       if (!shadows_backend) pick(implicit, TableSource::CompositeImplicitAutograd);
     }
     if (is_autograd_key(key)) pick(autograd, TableSource::Autograd);

@@ -40,6 +40,7 @@ enum class TableSource : uint8_t {
   Missing,             // nothing: a call reaching this key is an error
   DefaultFallthrough,  // nothing, but the key passes through (autograd keys, BackendSelect)
   Direct,              // a kernel registered at this key
+  CompositeExplicitAutogradNonFunctional,
   CompositeExplicitAutograd,
   CompositeImplicitAutograd,
   Autograd,            // the Autograd alias key

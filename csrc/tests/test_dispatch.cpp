@@ -73,6 +73,44 @@ TEST(composite_explicit_serves_backends_only) {
   CHECK_EQ(d.dump_table("t::f").size(), size_t{6});
 }
 
+TEST(composite_non_functional_serves_backends_that_do_not_functionalize) {
+  Dispatcher d;
+  auto def = d.def("t::f(Tensor x) -> Tensor");
+  auto nf = d.impl("t::f", DispatchKey::CompositeExplicitAutogradNonFunctional, KernelFunction::make<&k_cpu>(),
+                   "non_functional");
+  auto op = d.find_op_or_throw("t::f").typed<TensorBase(const TensorBase&)>();
+  CHECK_EQ(marker_of(op.call(cpu_tensor())), 1.0);
+  CHECK_EQ(marker_of(op.call(meta_tensor())), 1.0);
+  CHECK_THROWS(op.call(xla_tensor()), "XLA");  // XLA and Lazy run under functionalization: no kernel there
+  CHECK_EQ(d.dump_table("t::f"), (std::vector<std::pair<std::string, std::string>>{
+                                      {"CPU", "non_functional"},
+                                      {"CUDA", "non_functional"},
+                                      {"Meta", "non_functional"},
+                                      {"PrivateUse1", "non_functional"},
+                                  }));
+  CHECK(d.dump("t::f").find("CPU: non_functional [CompositeExplicitAutogradNonFunctional]") != std::string::npos);
+  {
+    // Beside CompositeExplicitAutograd, each serves its own backends; a direct kernel beats both;
+    // and the implicit composite steps back from every autograd key.
+    auto ce = d.impl("t::f", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_explicit>(), "explicit");
+    auto meta = d.impl("t::f", DispatchKey::Meta, KernelFunction::make<&k_meta>(), "meta");
+    auto ci = d.impl("t::f", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_implicit>(), "implicit");
+    CHECK_EQ(marker_of(op.call(xla_tensor())), 20.0);
+    CHECK_EQ(marker_of(op.call(meta_tensor())), 3.0);
+    CHECK_EQ(d.dump_table("t::f"), (std::vector<std::pair<std::string, std::string>>{
+                                        {"CPU", "non_functional"},
+                                        {"CUDA", "non_functional"},
+                                        {"Lazy", "explicit"},
+                                        {"Meta", "meta"},
+                                        {"PrivateUse1", "non_functional"},
+                                        {"XLA", "explicit"},
+                                    }));
+    d.check_invariants("t::f");
+  }
+  CHECK_EQ(parse_dispatch_key("CompositeExplicitAutogradNonFunctional"), DispatchKey::CompositeExplicitAutogradNonFunctional);
+  CHECK(is_alias_key(DispatchKey::CompositeExplicitAutogradNonFunctional));
+}
+
 TEST(composite_implicit_fills_autograd_only_without_backend_kernels) {
   Dispatcher d;
   auto def = d.def("t::f(Tensor x) -> Tensor");

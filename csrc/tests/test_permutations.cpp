@@ -208,3 +208,19 @@ TEST(permutations_sampled_from_seven_registrations) {
   run_all_orders(regs, {"perm::op"}, stats, &sample);
   CHECK_EQ(stats.sequences, size_t{1500});
 }
+
+// The NonFunctional alias beside the explicit and implicit composites: CPU and Meta take it,
+// XLA (which functionalizes) falls to CompositeExplicitAutograd, and a direct CPU kernel wins.
+TEST(permutations_non_functional_explicit_implicit_cpu) {
+  std::vector<Reg> regs = {
+      def("perm::op(Tensor x) -> Tensor", "perm::op(Tensor x, int n) -> Tensor"),
+      impl("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
+      impl("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
+      impl("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
+      impl("perm::op", DispatchKey::CompositeExplicitAutogradNonFunctional, KernelFunction::make<&marked<5>>(),
+           "non_functional"),
+  };
+  Stats stats;
+  run_all_orders(regs, {"perm::op"}, stats);
+  CHECK_EQ(stats.sequences, size_t{14400});
+}

@@ -146,7 +146,7 @@ class BackendGroupCodegen:
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
         if any(w.kind == "generated" for w in wrappers):
             includes.add("core/structured_out.h")
-        return registration_source(self.relations, key.value, key.value, wrappers, includes)
+        return registration_source(self.relations, key.value, wrappers, includes)
 
 
 def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:

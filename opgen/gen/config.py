@@ -15,10 +15,6 @@ DEFAULT_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.CompositeExplicitAutogradNonFunctional,
 )
 
-# The runtime has no separate NonFunctional alias: it registers those kernels as
-# CompositeExplicitAutograd (nothing here functionalizes, so the two behave alike).
-RUNTIME_KEY = {DispatchKey.CompositeExplicitAutogradNonFunctional: "CompositeExplicitAutograd"}
-
 
 @dataclass(frozen=True)
 class CodegenConfig:
@@ -31,6 +27,3 @@ class CodegenConfig:
     def describe(self) -> str:
         return ",".join(k.value for k in self.keys)
 
-
-def runtime_key(key: DispatchKey) -> str:
-    return RUNTIME_KEY.get(key, key.value)

@@ -14,7 +14,7 @@ from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from . import layout
-from .config import CodegenConfig, runtime_key
+from .config import CodegenConfig
 from .families import GroupRelations
 from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels, registration_source
 from .render import render
@@ -161,4 +161,4 @@ class GroupCodegen:
             includes.add("core/structured_out.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
-        return registration_source(self.relations, key.value, runtime_key(key), wrappers, includes)
+        return registration_source(self.relations, key.value, wrappers, includes)

@@ -3,10 +3,16 @@
 Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<op>``:
 - ``direct``        calls the hand-written native kernel
 - ``structured``    runs meta() (and impl() except at Meta) of a structured out= kernel,
-                    for its functional, in-place or out= variant
+                    for its functional, in-place or out= variant; at
+                    CompositeExplicitAutogradNonFunctional, the "default backend" functional and
+                    in-place variants: meta() into a fresh output or self, then the out= variant
+                    through the dispatcher (so a backend implementing only out= runs all three)
 - ``generated_out`` an autogen out= variant: the functional result copied into out
 - ``generated_functional``  an autogen functional variant: the in-place/mutable op on clones
-- ``backend_select``  a factory function choosing the backend from its device argument
+- ``backend_select``  a function with tensor options choosing the backend from its device
+                    argument and its tensor arguments
+- ``inplace_meta``  at Meta, an in-place operator with no Meta kernel of its own: checks that
+                    ``self`` is meta and returns it (shapes do not change in place)
 - ``view_copy``     a ``*_copy`` function tagged ``view_copy``: its view, then a copy of it
                     (for backends that cannot alias)
 """
@@ -35,7 +41,8 @@ class StructuredCall:
     n_outputs: int
     outputs: tuple[str, ...]  # the written arguments (in-place: self; out=: the outs)
     meta_args: str
-    impl_args: Optional[str]  # None at Meta: shapes only
+    impl_args: Optional[str]  # None at Meta and for the default backend
+    out_call: Optional[str]   # the default backend's call of the out= variant
     precomputed: bool
     returns: str              # the return statement
 
@@ -70,13 +77,14 @@ def _base(kind: str, key: DispatchKey, f: NativeFunction) -> Wrapper:
 
 def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
     index = indices.get(key)
-    implicit = indices.get(DispatchKey.CompositeImplicitAutograd)
     wrappers = []
     for f in group_rel.group.functions:
         meta = index.get(f.func.name) if index else None
         if key is DispatchKey.BackendSelect:
-            if _needs_backend_select(f, implicit):
+            if _needs_backend_select(f):
                 wrappers.append(_backend_select(f))
+        elif meta is None and key is DispatchKey.Meta and _needs_inplace_meta(group_rel, f, indices):
+            wrappers.append(_inplace_meta(f))
         elif meta is not None and not meta.structured:
             if f.generated:
                 wrappers.append(_generated(group_rel, key, f))
@@ -101,7 +109,10 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
     out = group_rel.structured_out(f)
     if out is None:
         return None
-    if key is DispatchKey.Meta:
+    default_backend = key is DispatchKey.CompositeExplicitAutogradNonFunctional
+    if key is DispatchKey.Meta or default_backend:
+        if default_backend and (f.func.kind() is SchemaKind.out or key in indices and indices[key].has_kernel(out.func.name)):
+            return None  # out= is what a backend implements; a default would call itself
         base = f"meta::{structured.meta_class(group_rel.functional_of(out))}"
     elif key in STRUCTURED_KEYS and key in indices and indices[key].get(out.func.name) is not None:
         meta = indices[key].get(out.func.name)
@@ -119,8 +130,13 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
     else:
         outputs = tuple(a.name for a in f.func.arguments.out)
     meta_args = names(structured.meta_bindings(out))
-    impl_args = None
-    if key is not DispatchKey.Meta:
+    impl_args = out_call = None
+    if default_backend:
+        written = [f"kernel.outputs_[{i}]" for i in range(n_outputs)] if variant == "functional" else list(outputs)
+        out_names = [a.name for a in out.func.arguments.out]
+        args = [written[out_names.index(b.name)] if b.name in out_names else b.name for b in dispatcher.bindings(out)]
+        out_call = _call(out, args)
+    elif key is not DispatchKey.Meta:
         fields = structured.precomputed_names(out)
         inputs = [f"precompute.{b.name}" if b.name in fields else b.name for b in structured.impl_bindings(out)[:-n_outputs or None]]
         impl_args = ", ".join(inputs + [f"kernel.maybe_get_output({i})" for i in range(n_outputs)])
@@ -130,7 +146,8 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         returns = f"return {moved[0]};" if n_outputs == 1 else f"return std::make_tuple({', '.join(moved)});"
     else:
         returns = _return_outputs(f, list(outputs))
-    call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out.precomputed is not None, returns)
+    call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out_call,
+                          out.precomputed is not None, returns)
     return replace(_base("structured", key, f), structured=call)
 
 
@@ -152,16 +169,42 @@ def _view_copy(f: NativeFunction) -> Wrapper:
                    other_groups=(view_group, "clone"))
 
 
-def _needs_backend_select(f: NativeFunction, implicit: Optional[BackendIndex]) -> bool:
-    args = f.func.arguments
-    if not args.has_tensor_options or args.has_tensor_arg():
+_COMPOSITE_KEYS = (DispatchKey.CompositeImplicitAutograd, DispatchKey.CompositeExplicitAutograd,
+                   DispatchKey.CompositeExplicitAutogradNonFunctional)
+
+
+def _needs_inplace_meta(group_rel: GroupRelations, f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> bool:
+    """An in-place operator returning self, with no Meta kernel, no structured family to give it
+    one and no composite kernel that would already run on meta tensors."""
+    if f.func.kind() is not SchemaKind.inplace or len(f.func.returns) != 1 or f.manual_kernel_registration:
         return False
-    return implicit is None or not implicit.has_kernel(f.func.name)
+    if group_rel.structured_out(f) is not None:
+        return False
+    return not any(indices[k].has_kernel(f.func.name) for k in _COMPOSITE_KEYS if k in indices)
+
+
+def _inplace_meta(f: NativeFunction) -> Wrapper:
+    self_name = f.func.arguments.self_arg.name
+    body = (f'OP_CHECK({self_name}.is_meta(), "{f.func.name}: cannot write in place into a non-meta tensor '
+            f'with meta tensor arguments");', f"return {self_name};")
+    return replace(_base("inplace_meta", DispatchKey.Meta, f), body=body)
+
+
+def _needs_backend_select(f: NativeFunction) -> bool:
+    """Every function taking tensor options, except those deriving them from a tensor
+    (``new_*``, ``*_like``): the requested device must be able to pick the backend."""
+    name = f.func.name.name.base
+    return f.func.arguments.has_tensor_options and not name.startswith("new_") and not name.endswith("_like")
 
 
 def _backend_select(f: NativeFunction) -> Wrapper:
+    """Redispatch to the keys below BackendSelect of the requested device and of the tensor
+    arguments (``_to_copy(cuda_tensor, device=cpu)`` sees both CPU and CUDA)."""
     handle = dispatcher.handle_name(f)
-    call = f"ops::{handle}::redispatch(impl::backend_key_set(device), {names(dispatcher.bindings(f))})"
+    tensors = [a.name for a in f.func.arguments.all() if a.type.is_tensor_like()]
+    keys = f"impl::backend_key_set(device, {' | '.join(f'impl::key_set_of({t})' for t in tensors)})" if tensors \
+        else "impl::backend_key_set(device)"
+    call = f"ops::{handle}::redispatch({keys}, {names(dispatcher.bindings(f))})"
     return replace(_base("backend_select", DispatchKey.BackendSelect, f), body=(f"return {call};",))
 
 
@@ -238,7 +281,7 @@ def _return_outputs(f: NativeFunction, outs: list[str]) -> str:
     return f"return std::forward_as_tuple({', '.join(outs)});"
 
 
-def registration_source(group_rel: GroupRelations, key: str, runtime_key: str, wrappers: list[Wrapper],
+def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrapper],
                         includes: set[str]) -> str:
     """The translation unit defining and registering one group's wrappers at one key; ``includes``
     are the headers the wrappers' callees need (the handles their bodies call are added here)."""
@@ -248,7 +291,7 @@ def registration_source(group_rel: GroupRelations, key: str, runtime_key: str, w
     by_ns: dict[str, list[Wrapper]] = {}
     for w in wrappers:
         by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, runtime_key=runtime_key,
+    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,
                   system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
                   includes=sorted(includes), wrappers=wrappers,
                   namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])

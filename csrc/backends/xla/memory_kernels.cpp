@@ -66,8 +66,9 @@ TensorBase& XLANativeFunctions::fill_(TensorBase& self, const Scalar& value) {
   return self;
 }
 
-// A converted copy of an xla tensor: allocated by empty_like (on the target device) and
-// filled by copy_, which handle the memory format, dtype and device.
+// A converted copy of an xla tensor, or of any tensor converted to xla (BackendSelect sends
+// cpu->xla here too): allocated by empty_like (on the target device) and filled by copy_,
+// which handle the memory format, dtype and device.
 TensorBase XLANativeFunctions::_to_copy(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                                     std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                                     std::optional<MemoryFormat> memory_format) {
