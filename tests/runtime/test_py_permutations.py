@@ -69,6 +69,18 @@ def _set_two():
     }
 
 
+def _set_three():
+    """CompositeExplicitAutogradNonFunctional beside CompositeExplicitAutograd and a backend
+    kernel: CPU, CUDA, Meta and PrivateUse1 take the first, XLA and Lazy the second."""
+    define, impl, fallback = _registrations("h")
+    return "h", {
+        "def": define("h(Tensor x) -> Tensor", "h(Tensor y) -> Tensor"),
+        "non functional": impl("CompositeExplicitAutogradNonFunctional", "non functional"),
+        "explicit": impl("CompositeExplicitAutograd", "explicit"),
+        "meta": impl("Meta", "meta"),
+    }
+
+
 class Harness:
     def __init__(self, opdispatch, ns, op, registrations):
         self.o, self.ns, self.name = opdispatch, ns, f"{ns}::{op}"
@@ -127,8 +139,8 @@ class Harness:
                 assert self.observe() == empty
 
 
-@pytest.mark.parametrize("make_set", [_set_one, _set_two], ids=["cpu-implicit-fallback-fallthrough",
-                                                                   "schema-explicit-autograd-fallthrough"])
+@pytest.mark.parametrize("make_set", [_set_one, _set_two, _set_three], ids=[
+    "cpu-implicit-fallback-fallthrough", "schema-explicit-autograd-fallthrough", "non-functional-explicit-meta"])
 def test_every_registration_and_close_order_reaches_the_same_states(opdispatch, ns, make_set):
     op, registrations = make_set()
     harness = Harness(opdispatch, ns, op, registrations)
