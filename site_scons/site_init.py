@@ -1,5 +1,6 @@
 """Make the opgen package (next to SConstruct) importable from SConscripts and site tools; keep
-an unchanged .sconsign as it is (sconsign_unchanged)."""
+an unchanged .sconsign as it is (sconsign_unchanged); ask each compiler its version once
+(compiler_probes)."""
 import os
 import sys
 
@@ -10,3 +11,7 @@ if _ROOT not in sys.path:
 import sconsign_unchanged  # noqa: E402  (site_scons is on sys.path while this file runs)
 
 sconsign_unchanged.install()
+
+import compiler_probes  # noqa: E402
+
+compiler_probes.install()
