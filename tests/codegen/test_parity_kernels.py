@@ -63,3 +63,26 @@ def test_backend_select_joins_the_device_and_the_tensor_arguments():
     source = render_group("_to_copy")["ops/_to_copy_BackendSelect.cpp"]
     assert "redispatch(impl::backend_key_set(device, impl::key_set_of(self)), self, dtype," in source
     assert not any(path.endswith("_BackendSelect.cpp") for path in render_group("empty_like"))  # options from self
+
+
+def test_an_edit_regenerates_one_group_with_its_generated_meta_kernel(yaml_copy, tmp_path):
+    """Giving masked_fill_ a Meta kernel of its own replaces the generated one: one group
+    regenerates, and only its Meta source and kernel declarations change."""
+    from generate_helpers import GROUPS, changed, regenerated, run_generate
+    from helpers import snapshot
+
+    out = tmp_path / "gen"
+    assert run_generate(yaml_copy, out).returncode == 0
+    before = snapshot(out)
+    generated_meta = (out / "ops" / "masked_fill_Meta.cpp").read_text()
+    assert "OP_CHECK(self.is_meta()," in generated_meta
+    text = yaml_copy.read_text()
+    assert text.count("    CPU, CUDA: masked_fill_\n") == 1
+    yaml_copy.write_text(text.replace("    CPU, CUDA: masked_fill_\n", "    CPU, CUDA: masked_fill_\n    Meta: masked_fill_meta_\n"))
+    result = run_generate(yaml_copy, out)
+    assert result.returncode == 0, result.stderr
+    assert regenerated(result.stdout) == (1, GROUPS)
+    delta = changed(before, snapshot(out))
+    assert delta["added"] == delta["removed"] == set()
+    assert delta["rewritten"] == {"ops/masked_fill_Meta.cpp", "ops/masked_fill_native.h"}
+    assert "return native::masked_fill_meta_(self, mask, value);" in (out / "ops" / "masked_fill_Meta.cpp").read_text()
