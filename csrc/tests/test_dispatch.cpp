@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/host_ops.h"
+#include "dispatch/backend_select.h"
 #include "dispatch/dispatcher.h"
 #include "tests/harness.h"
 
@@ -286,6 +287,30 @@ TEST(backend_select_picks_the_backend_of_a_factory) {
   d.find_op_or_throw("t::empty").call_boxed(stack);
   CHECK(stack[0].to_tensor().is_meta());
   CHECK_EQ(ran.back(), "meta");
+}
+
+TEST(backend_select_key_set_joins_the_device_and_tensor_arguments) {
+  using impl::backend_key_set;
+  using impl::key_set_of;
+  const DispatchKeySet cpu(DispatchKey::CPU), xla(DispatchKey::XLA), meta(DispatchKey::Meta);
+  CHECK_EQ(backend_key_set(std::nullopt), cpu);  // no device: cpu
+  CHECK_EQ(backend_key_set(Device(DeviceType::Meta)), meta);
+  // _to_copy(xla_tensor): cpu (the default device) and xla; the highest, xla, runs.
+  DispatchKeySet to_copy = backend_key_set(std::nullopt, key_set_of(xla_tensor()));
+  CHECK_EQ(to_copy, cpu | xla);
+  CHECK_EQ(to_copy.highest(), DispatchKey::XLA);
+  // Only keys below BackendSelect: a tensor's autograd keys never reach the backend choice.
+  CHECK(!backend_key_set(Device(DeviceType::CPU), key_set_of(cpu_tensor())).has(DispatchKey::AutogradCPU));
+  // Optional and list arguments: absent tensors add nothing.
+  CHECK_EQ(key_set_of(std::optional<TensorBase>()), DispatchKeySet());
+  std::vector<TensorBase> list{cpu_tensor(), meta_tensor()};
+  CHECK_EQ(backend_key_set(std::nullopt, key_set_of(ArrayRef<TensorBase>(list))).highest(), DispatchKey::Meta);
+  std::vector<std::optional<TensorBase>> optionals{std::nullopt, xla_tensor()};
+  CHECK_EQ(key_set_of(ArrayRef<std::optional<TensorBase>>(optionals)).highest(), DispatchKey::AutogradXLA);
+  {
+    ExcludeKeyGuard no_xla(DispatchKey::XLA);  // thread-local excludes still apply
+    CHECK_EQ(backend_key_set(std::nullopt, key_set_of(xla_tensor())), cpu);
+  }
 }
 
 TEST(missing_kernel_error_names_operator_key_and_available_keys) {
