@@ -6,8 +6,10 @@ A report, not a test: it prints one table and exits 0 (2 when PyTorch's yaml is 
 generator fails). Scenarios, each timed as whole processes (interpreter start-up included):
   cold         empty output directory (and, for opgen, an empty cache)
   no-op        the same command again on its own output
-  one-op edit  the default `alpha=1` -> `alpha=2` in every schema of operator group `add`,
-               alternately applied and reverted (each run is one edit)
+  one-op edit  the default `alpha=1` -> `alpha=N` in every schema of operator group `add`, N a
+               value no earlier run used (2, 3, 4, ...): every edit is content the parse and
+               codegen caches have never seen, as a real edit is (an edit and its revert would
+               measure a cache hit from the second pair on)
 "Files"/"MB" count what a run created or rewrote in its output tree (mtime or size changed);
 the edit goal allows only files named after the group (plus hidden bookkeeping files).
 torchgen runs in the peer virtualenv (peer_env.py) with --per-operator-headers, PyTorch's
@@ -16,6 +18,7 @@ default build layout; its templates come from the wheel (torchgen/packaged/ATen/
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import shutil
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
@@ -129,7 +132,13 @@ def opgen_generate_missing() -> Optional[str]:
     return f"`python -m opgen generate --help` exited with {probe.returncode}: {last[0]}"
 
 
-def measure(gen: Generator, yaml_path: str, original: str, edited: str, work: str, runs: int) -> list[Measurement]:
+def fresh_edits(original: str, group: str = EDIT_GROUP) -> Iterator[str]:
+    """``original`` with `alpha=1` -> `alpha=N` in ``group``, N = 2, 3, 4, ...: never the same text twice."""
+    for value in itertools.count(2):
+        yield edit_one_default(original, group, new=f"alpha={value}")
+
+
+def measure(gen: Generator, yaml_path: str, original: str, edits: Iterator[str], work: str, runs: int) -> list[Measurement]:
     cold = Measurement(gen.name, "cold")
     for i in range(runs):
         out_dir = os.path.join(work, f"{gen.name}-out-{i}")
@@ -149,8 +158,8 @@ def measure(gen: Generator, yaml_path: str, original: str, edited: str, work: st
     noop = Measurement(gen.name, "no-op", [gen.run(out_dir) for _ in range(runs)])
     edit = Measurement(gen.name, "one-op edit")
     try:
-        for i in range(runs):
-            write_text(yaml_path, edited if i % 2 == 0 else original)
+        for _ in range(runs):
+            write_text(yaml_path, next(edits))
             edit.runs.append(gen.run(out_dir))
     finally:
         write_text(yaml_path, original)
@@ -238,7 +247,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         shutil.copyfile(tags_src, tags_path)
         with open(yaml_path, encoding="utf-8") as handle:
             original = handle.read()
-        edited = edit_one_default(original, EDIT_GROUP)
+        edits = fresh_edits(original)  # one sequence for both tools: no value is ever seen twice
         generators = []
         if peer_python:
             generators.append(torchgen_generator(peer_python, yaml_path, tags_path, work))
@@ -247,14 +256,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         for gen in generators:
             print(f"bench: measuring {gen.name} ({runs} runs per scenario) ...", file=sys.stderr)
             try:
-                measurements += measure(gen, yaml_path, original, edited, work, runs)
+                measurements += measure(gen, yaml_path, original, edits, work, runs)
             except CommandFailed as exc:
                 print(f"bench: {exc}", file=sys.stderr)
                 return 1
 
     order = ["cold", "clean output, warm cache", "no-op", "one-op edit"]
     measurements.sort(key=lambda m: (order.index(m.scenario), m.tool != "torchgen"))
-    print(f"{yaml_src}; median of {runs} runs per scenario; edit: alpha=1 -> alpha=2 in group '{EDIT_GROUP}'\n")
+    print(f"{yaml_src}; median of {runs} runs per scenario; edit: alpha=1 -> alpha=N in group '{EDIT_GROUP}', "
+          f"N never used before\n")
     if measurements:
         print(format_table(measurements))
         print()
