@@ -117,7 +117,10 @@ def torchgen_generator(python: str, yaml_path: str, tags_path: str, work: str) -
 
 def opgen_generator(yaml_path: str, tags_path: str, work: str) -> Generator:
     cache = os.path.join(work, "opgen-cache")
-    env = dict(os.environ, OPGEN_CACHE_DIR=cache)
+    # Bytecode as in a user's checkout (torchgen's was compiled when pip installed it); a
+    # sandbox's PYTHONDONTWRITEBYTECODE would recompile opgen's modules on every run.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env["OPGEN_CACHE_DIR"] = cache
     command = [sys.executable, "-m", "opgen", "generate", yaml_path, "--tags", tags_path, "--out"]
     return Generator("opgen", command, REPO, env, cache_dir=cache)
 
