@@ -73,13 +73,20 @@ def _dispatch_keys(text: str):
     return tuple(keys)
 
 
-def _run_model(args: argparse.Namespace) -> int:
+def _load_model(args: argparse.Namespace):
     from .cache.parse_cache import load_model_cached
+    from .collector import paused_for_resident_objects
     from .model import default_tags_path
-    from .model.summary import model_json, model_summary
 
     tags = args.tags or default_tags_path(args.yaml)
-    model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+    with paused_for_resident_objects():
+        return load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    from .model.summary import model_json, model_summary
+
+    model = _load_model(args)
     if args.backend_yaml:
         from .model.backend_yaml import backend_summary, parse_backend_yaml
 
@@ -91,12 +98,9 @@ def _run_model(args: argparse.Namespace) -> int:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from .cache.parse_cache import load_model_cached
     from .gen import CodegenConfig, generate_tree
-    from .model import default_tags_path
 
-    tags = args.tags or default_tags_path(args.yaml)
-    model = load_model_cached(args.yaml, tags, cache_dir="" if args.no_cache else None)
+    model = _load_model(args)
     config = CodegenConfig(args.keys) if args.keys else CodegenConfig()
     backend = None
     if args.backend_yaml:
