@@ -24,6 +24,10 @@ namespace op {
 // "[2, 3]": sizes and indices in error messages.
 std::string str_list(IntArrayRef values);
 
+// What a functional tensor wrapper (the Functionalize key) holds besides its mirrored
+// metadata: defined in native/functionalization.h.
+struct FunctionalTensorState;
+
 struct TensorImpl {
   TensorImpl(Storage storage, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset,
              ScalarType dtype);
@@ -36,6 +40,9 @@ struct TensorImpl {
   ScalarType dtype;
   Device device;
   DispatchKeySet key_set;  // derived from the device once: the dispatcher reads it on every call
+  // Set only on functional tensor wrappers (key_set then has Functionalize): the wrapped value,
+  // its aliases' shared storage and its view steps.
+  std::shared_ptr<FunctionalTensorState> functional;
 
   // Resizing in place (host::resize_): the caller makes sure the storage is large enough.
   void set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides);
@@ -73,6 +80,7 @@ class TensorBase {
   const Storage& storage() const { return impl().storage; }
   size_t itemsize() const { return element_size(dtype()); }
   bool is_meta() const { return device().is_meta(); }
+  bool is_functional() const { return impl_ != nullptr && impl_->functional != nullptr; }
   bool is_contiguous() const;
   bool is_alias_of(const TensorBase& other) const;
   long use_count() const { return impl_.use_count(); }

@@ -8,7 +8,7 @@ namespace op {
 namespace {
 const char* const kNames[kNumDispatchKeys] = {
     "Undefined",   "CPU",         "CUDA",         "XLA",          "Lazy",
-    "PrivateUse1", "Meta",        "BackendSelect", "AutogradCPU", "AutogradCUDA",
+    "PrivateUse1", "Meta",        "BackendSelect", "Functionalize", "AutogradCPU", "AutogradCUDA",
     "AutogradXLA", "AutogradLazy", "AutogradPrivateUse1", "Autograd", "CompositeExplicitAutograd",
     "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional",
 };
@@ -75,7 +75,9 @@ DispatchKeySet runtime_keys_of(DispatchKey k) {
   switch (k) {
     case DispatchKey::Autograd: return autograd;
     case DispatchKey::CompositeExplicitAutograd: return backends;
-    case DispatchKey::CompositeImplicitAutograd: return backends | autograd;
+    // Functionalize too: a decomposition runs above the functionalization layer, so its views
+    // and mutations reach the layer's kernels one by one.
+    case DispatchKey::CompositeImplicitAutograd: return backends | autograd | DispatchKeySet(DispatchKey::Functionalize);
     // Backends that functionalize never see a kernel that mutates or aliases behind its back.
     case DispatchKey::CompositeExplicitAutogradNonFunctional:
       return backends - DispatchKeySet(DispatchKey::XLA) - DispatchKeySet(DispatchKey::Lazy);

@@ -11,6 +11,9 @@ namespace op {
 // BackendSelect (a factory function's autograd layer, if any, runs before the backend is
 // chosen) and BackendSelect above the backends, as in PyTorch. Among backends Meta ranks
 // highest, so a call mixing meta and real tensors computes shapes instead of touching data.
+// Functionalize sits between BackendSelect and the autograd keys, as in PyTorch: autograd (and
+// CompositeImplicitAutograd decompositions) run above it, and the backends see only what the
+// functionalization layer hands them.
 enum class DispatchKey : uint8_t {
   Undefined = 0,
   // backends
@@ -22,6 +25,7 @@ enum class DispatchKey : uint8_t {
   Meta,
   // functionality
   BackendSelect,
+  Functionalize,
   AutogradCPU,
   AutogradCUDA,
   AutogradXLA,

@@ -44,9 +44,10 @@ const RegisteredKernel* OperatorEntry::find(DispatchKey key) const {
 //  2. CompositeExplicitAutogradNonFunctional, for backend keys other than XLA and Lazy (those
 //     run under functionalization, so a kernel that mutates or aliases must not reach them);
 //  3. CompositeExplicitAutograd, for backend keys;
-//  4. CompositeImplicitAutograd, for backend keys and autograd keys; for Autograd<B> only when
-//     neither B nor an explicit composite covering B has a kernel (otherwise the composite would
-//     shadow the real backend kernel for every call that goes through autograd);
+//  4. CompositeImplicitAutograd, for backend keys, autograd keys and Functionalize; for
+//     Autograd<B> only when neither B nor an explicit composite covering B has a kernel
+//     (otherwise the composite would shadow the real backend kernel for every call that goes
+//     through autograd); for Functionalize only when no backend or explicit composite has one;
 //  5. the Autograd alias, for autograd keys;
 //  6. the key's backend fallback;
 //  7. pass through (autograd keys and BackendSelect), else missing.
@@ -59,6 +60,9 @@ OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
   const RegisteredKernel* implicit = find(DispatchKey::CompositeImplicitAutograd);
   const RegisteredKernel* autograd = find(DispatchKey::Autograd);
   const DispatchKeySet implicit_keys = runtime_keys_of(DispatchKey::CompositeImplicitAutograd);
+  bool has_backend_kernel = explicit_ != nullptr || non_functional != nullptr;
+  for (int i = index_of(DispatchKey::CPU); i <= index_of(DispatchKey::Meta); ++i)
+    has_backend_kernel = has_backend_kernel || find(key_at(i)) != nullptr;
   for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
     const DispatchKey key = key_at(i);
     const RegisteredKernel* chosen = nullptr;
@@ -76,6 +80,9 @@ OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
       const DispatchKey backend = backend_key_for(key);
       bool shadows_backend = is_autograd_key(key) && (find(backend) || explicit_ ||
                                                       (non_functional && non_functional_keys.has(backend)));
+      // At Functionalize only for operators that have nothing but the decomposition: one with a
+      // backend kernel is functional below the key (the layer's fallback runs it there).
+      if (key == DispatchKey::Functionalize) shadows_backend = has_backend_kernel;
       if (!shadows_backend) pick(implicit, TableSource::CompositeImplicitAutograd);
     }
     if (is_autograd_key(key)) pick(autograd, TableSource::Autograd);

@@ -18,4 +18,5 @@ PYBIND11_MODULE(_C, m) {
   opy::init_library(m);
   opy::init_test_ops(m);
   opy::init_cuda(m);
+  opy::init_functionalization(m);
 }

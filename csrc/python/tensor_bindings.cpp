@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/host_ops.h"
 #include "core/tensor.h"
+#include "native/functionalization.h"
 #include "python/bindings.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"
@@ -65,7 +66,9 @@ void check_numpy_readable(const TensorBase& t) {
                        "' to numpy; copy it to the cpu first with .to('cpu')");
 }
 
-py::array to_numpy(const TensorBase& t) {
+py::array to_numpy(const TensorBase& functional_or_plain) {
+  // A functional tensor's values are its synced inner value's.
+  const TensorBase t = op::functionalization::from_functional(functional_or_plain);
   check_numpy_readable(t);
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   py::array out(numpy_dtype(t.dtype()), shape);
@@ -175,14 +178,17 @@ void init_tensor(py::module_& m) {
       }, py::arg("dim") = py::none())
       .def("is_contiguous", &TensorBase::is_contiguous)
       .def("is_alias_of", &TensorBase::is_alias_of, "Whether both tensors view the same storage.")
-      .def("equal", [](const TensorBase& a, const TensorBase& b) { return op::host::equal(a, b); }, "Same sizes and values.")
+      .def("equal", [](const TensorBase& a, const TensorBase& b) {
+        namespace fz = op::functionalization;
+        return op::host::equal(fz::from_functional(a), fz::from_functional(b));
+      }, "Same sizes and values.")
       .def("numpy", &to_numpy, "A numpy array holding a copy of the values (cpu tensors only).")
       .def("__array__", [](const TensorBase& t, py::object dtype, py::object) -> py::object {
         py::array a = to_numpy(t);
         return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("tolist", [](const TensorBase& t) { return to_numpy(t).attr("tolist")(); })
-      .def("item", [](const TensorBase& t) { return scalar_object(op::host::item(t)); })
+      .def("item", [](const TensorBase& t) { return scalar_object(op::host::item(op::functionalization::from_functional(t))); })
       .def("__len__", [](const TensorBase& t) {
         if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
         return t.size(0);

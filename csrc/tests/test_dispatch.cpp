@@ -117,7 +117,7 @@ TEST(composite_implicit_fills_autograd_only_without_backend_kernels) {
   auto def = d.def("t::f(Tensor x) -> Tensor");
   auto ci = d.impl("t::f", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_implicit>(), "implicit");
   auto table = d.dump_table("t::f");
-  CHECK_EQ(table.size(), size_t{11});  // 6 backends + 5 autograd keys
+  CHECK_EQ(table.size(), size_t{12});  // 6 backends + Functionalize + 5 autograd keys
   {
     auto ce = d.impl("t::f", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_explicit>(), "explicit");
     // The explicit composite takes the backends, and the implicit one steps back from autograd.

@@ -13,6 +13,7 @@ DEFAULT_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.CompositeImplicitAutograd,
     DispatchKey.CompositeExplicitAutograd,
     DispatchKey.CompositeExplicitAutogradNonFunctional,
+    DispatchKey.Functionalize,
 )
 
 

@@ -16,6 +16,7 @@ from ..model.native_function import NativeFunction
 from . import layout
 from .config import CodegenConfig
 from .families import GroupRelations
+from .functionalize import functionalize_kernels
 from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels, registration_source
 from .render import render
 
@@ -56,7 +57,8 @@ class GroupCodegen:
 
     @cached_property
     def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
-        per_key = {key: key_kernels(self.relations, key, self.indices) for key in self.config.keys}
+        per_key = {key: functionalize_kernels(self.relations, self.indices) if key is DispatchKey.Functionalize
+                   else key_kernels(self.relations, key, self.indices) for key in self.config.keys}
         return {key: wrappers for key, wrappers in per_key.items() if wrappers}
 
     def files(self) -> list[str]:
@@ -159,6 +161,8 @@ class GroupCodegen:
             includes.add(layout.native_header(g))
         if any(w.kind in ("structured", "generated") for w in wrappers):
             includes.add("core/structured_out.h")
+        if any(w.kind.startswith("functionalize") for w in wrappers):
+            includes.add("native/functionalization.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
         return registration_source(self.relations, key.value, wrappers, includes)

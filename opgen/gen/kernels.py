@@ -59,6 +59,7 @@ class Wrapper:
     args: str = ""              # direct: its arguments
     structured: Optional[StructuredCall] = None
     other_groups: tuple[str, ...] = ()  # groups whose operator handles the body calls
+    declarations: tuple[str, ...] = ()  # functions the body calls that are defined by hand
 
 
 def kernel_namespace(meta: BackendMetadata) -> str:
@@ -291,7 +292,8 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
     by_ns: dict[str, list[Wrapper]] = {}
     for w in wrappers:
         by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,
+    declarations = [d for w in wrappers for d in w.declarations]
+    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, declarations=declarations,
                   system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
                   includes=sorted(includes), wrappers=wrappers,
                   namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])

@@ -37,6 +37,7 @@ class DispatchKey(Enum):
     CompositeExplicitAutogradNonFunctional = "CompositeExplicitAutogradNonFunctional"
     # Keys that only external backends (backend yaml) and the runtime use.
     BackendSelect = "BackendSelect"
+    Functionalize = "Functionalize"
     Autograd = "Autograd"
     AutogradCPU = "AutogradCPU"
     AutogradCUDA = "AutogradCUDA"

@@ -60,8 +60,11 @@ def xla(opdispatch, repo_root: str):
 def backend_fallbacks() -> dict:
     """Dispatch-table rows every operator gets from C++ backends loaded into this session:
     once the xla fixture has loaded the backend, its CPU fallback fills the XLA row of every
-    operator without an XLA kernel. Tests that check whole tables add these rows."""
-    return {"XLA": "xla cpu fallback"} if "opdispatch._xla" in sys.modules else {}
+    operator without an XLA kernel. Functionalization's fallback fills the Functionalize row of
+    every operator without a Functionalize kernel (or a decomposition it runs there). Tests that
+    check whole tables add these rows."""
+    rows = {"Functionalize": "functionalize fallback"}
+    return {**rows, "XLA": "xla cpu fallback"} if "opdispatch._xla" in sys.modules else rows
 
 
 @pytest.fixture(scope="session")

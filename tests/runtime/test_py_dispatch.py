@@ -38,6 +38,9 @@ def _meta(opdispatch):
     return opdispatch.empty([1], device="meta")
 
 
+FUNCTIONALIZE_FALLBACK = "functionalize fallback"  # every operator without a Functionalize kernel
+
+
 def test_direct_kernel_beats_alias(opdispatch, unary, ns):
     lib, f, calls = unary
     lib.impl("f", "CPU", lib.marker("cpu"), debug="cpu")
@@ -46,6 +49,7 @@ def test_direct_kernel_beats_alias(opdispatch, unary, ns):
     expected = {key: "implicit" for key in BACKENDS + AUTOGRAD}
     expected["CPU"] = "cpu"
     del expected["AutogradCPU"]  # the composite would shadow the CPU kernel there, so it passes through
+    expected["Functionalize"] = FUNCTIONALIZE_FALLBACK  # the CPU kernel is functional: no decomposition there
     assert table == expected
     f(_cpu(opdispatch))
     f(_lazy(opdispatch))
@@ -55,7 +59,8 @@ def test_direct_kernel_beats_alias(opdispatch, unary, ns):
 def test_composite_explicit_serves_backends_only(opdispatch, unary, ns):
     lib, f, calls = unary
     lib.impl("f", "CompositeExplicitAutograd", lib.marker("explicit"), debug="explicit")
-    assert opdispatch.dispatcher.dump_table(f"{ns}::f") == {key: "explicit" for key in BACKENDS}
+    assert opdispatch.dispatcher.dump_table(f"{ns}::f") == {**{key: "explicit" for key in BACKENDS},
+                                                             "Functionalize": FUNCTIONALIZE_FALLBACK}
     f(_cpu(opdispatch))
     f(_meta(opdispatch))
     assert calls == ["explicit", "explicit"]
@@ -65,10 +70,12 @@ def test_composite_implicit_steps_back_from_autograd_when_explicit_exists(opdisp
     lib, f, calls = unary
     lib.impl("f", "CompositeImplicitAutograd", debug="implicit")
     alone = opdispatch.dispatcher.dump_table(f"{ns}::f")
-    assert alone == {key: "implicit" for key in BACKENDS + AUTOGRAD}
+    # A decomposition alone also runs at Functionalize (above the functionalization layer).
+    assert alone == {key: "implicit" for key in BACKENDS + AUTOGRAD + ["Functionalize"]}
     explicit = make_lib(ns)
     explicit.impl("f", "CompositeExplicitAutograd", debug="explicit")
-    assert opdispatch.dispatcher.dump_table(f"{ns}::f") == {key: "explicit" for key in BACKENDS}
+    assert opdispatch.dispatcher.dump_table(f"{ns}::f") == {**{key: "explicit" for key in BACKENDS},
+                                                             "Functionalize": FUNCTIONALIZE_FALLBACK}
     explicit.close()
     assert opdispatch.dispatcher.dump_table(f"{ns}::f") == alone
 

@@ -31,7 +31,8 @@ from opdispatch._C import (  # noqa: F401 - the public API
     from_numpy,
 )
 from opdispatch.creation import tensor  # noqa: F401
-from opdispatch import cuda, dispatcher, library, ops  # noqa: F401
+from opdispatch import cuda, dispatcher, functionalization, library, ops  # noqa: F401
+from opdispatch.functionalization import from_functional, functionalize, is_functional, to_functional  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
 from opdispatch import functions as _functions
 from opdispatch.indexing import install_indexing as _install_indexing
@@ -53,7 +54,8 @@ globals().update({name: getattr(_C, name) for name in _RANDOM})
 
 __all__ = sorted(
     ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
-     "register_device_type", "cuda", "dispatcher", "library", "ops"]
+     "register_device_type", "cuda", "dispatcher", "library", "ops", "functionalization", "functionalize",
+     "is_functional", "to_functional", "from_functional"]
     + _RANDOM
     + [name for name in _FUNCTIONS if not name.startswith("_")]
 )

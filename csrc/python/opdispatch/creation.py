@@ -51,4 +51,8 @@ def tensor(data, dtype=None, device=None) -> _C.Tensor:
     chosen = dtype if dtype is not None else _infer_dtype(data, array)
     array = np.asarray(array, dtype=np.dtype(chosen.name), order="C")
     result = _C._from_numpy_copy(array)
-    return result if device is None else move_to(result, device)
+    result = result if device is None else move_to(result, device)
+    if _C._functionalization_enabled():  # inside opdispatch.functionalize: a functional tensor
+        from opdispatch import ops  # noqa: PLC0415 - ops imports the package; resolve at call time
+        result = ops.aten.lift_fresh.default(result)
+    return result

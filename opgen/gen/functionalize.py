@@ -1,0 +1,195 @@
+"""The kernels one operator group registers at the Functionalize key (ops/<g>_Functionalize.cpp).
+
+Which functions get one, and what it does (the runtime is csrc/native/functionalization.h):
+- ``functionalize_view``: an aliasing view (``Tensor(a) self -> Tensor(a)``) without a
+  CompositeImplicitAutograd kernel: the synced input's ``<view>_copy`` below the key, returned
+  as a wrapper over the input's storage with a view step (forward: the ``_copy`` call again;
+  its sizes and strides are the eager view's, from the view itself on meta tensors;
+  reverse: the hand-written inverse ``functionalization::inverse::<view>``, csrc/native/
+  functional_inverses.cpp);
+- ``functionalize_mutation``: in-place, out= and mutable functions with a functional sibling:
+  the functional variant below the key on synced inputs, then each written argument's new value
+  committed to its storage, so every alias sees it;
+- ``direct``: a view with a CompositeImplicitAutograd kernel: the decomposition runs at the key
+  (its pieces reach their own Functionalize kernels);
+- ``functionalize_error``: a mutation or view opgen cannot functionalize (no functional
+  sibling, an in-place view, a view returning a list, ...): raises an error naming it;
+- nothing for functional non-aliasing functions: the runtime's boxed fallback unwraps, calls
+  below and wraps. Nor for operators whose Functionalize kernel the runtime writes by hand
+  (HAND_WRITTEN).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ..api import dispatcher
+from ..api.bindings import names, params
+from ..model.backend import BackendIndex
+from ..model.dispatch_keys import DispatchKey
+from ..model.native_function import NativeFunction
+from ..model.schema import SchemaKind
+from .families import GroupRelations
+from .kernels import _FROM_OUT, Wrapper, kernel_namespace
+
+KEY = DispatchKey.Functionalize
+# Operators whose Functionalize kernels are hand-written in csrc/native/functionalization.cpp
+# (they create or convert functional tensors rather than compute on them).
+HAND_WRITTEN = frozenset({"lift", "lift_fresh", "lift_fresh_copy", "_to_copy", "resize_", "_propagate_xla_data"})
+_MUTATING = (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
+
+
+def _name(f: NativeFunction) -> str:
+    return f"wrapper_{KEY.value}_{f.func.name.unambiguous_name()}"
+
+
+def _base(kind: str, f: NativeFunction) -> Wrapper:
+    return Wrapper(kind, str(f.func.name), _name(f), dispatcher.return_type(f), params(dispatcher.bindings(f)))
+
+
+def _error(f: NativeFunction, reason: str) -> Wrapper:
+    message = f"{f.func.name}: cannot be functionalized: {reason}".replace("\\", "\\\\").replace('"', '\\"')
+    return replace(_base("functionalize_error", f), body=(f'::op::fail("{message}");',))
+
+
+def is_cia(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> bool:
+    index = indices.get(DispatchKey.CompositeImplicitAutograd)
+    return index is not None and index.has_kernel(f.func.name)
+
+
+def functionalize_kernels(rel: GroupRelations, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
+    wrappers = []
+    for f in rel.group.functions:
+        w = _kernel(rel, f, indices)
+        if w is not None:
+            wrappers.append(w)
+    return wrappers
+
+
+def reason_skipped(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> Optional[str]:
+    """Why f gets no Functionalize kernel (None when it gets one): for reports."""
+    if str(f.func.name) in HAND_WRITTEN:
+        return "hand-written in the runtime"
+    if f.is_view_op:
+        return None
+    if is_cia(f, indices):
+        return "CompositeImplicitAutograd: decomposes above the key"
+    if f.func.kind() in _MUTATING:
+        return None
+    return "functional: the boxed fallback"
+
+
+def _kernel(rel: GroupRelations, f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> Optional[Wrapper]:
+    if f.manual_kernel_registration or reason_skipped(f, indices) is not None:
+        return None
+    if f.is_view_op:
+        if is_cia(f, indices):
+            meta = indices[DispatchKey.CompositeImplicitAutograd].get(f.func.name)
+            return replace(_base("direct", f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
+                           args=names(dispatcher.bindings(f)))
+        return _view(f)
+    return _mutation(rel, f)
+
+
+def _unwrapped(f: NativeFunction) -> tuple[list[str], dict[str, str]]:
+    """Statements unwrapping f's tensor arguments, and each argument's unwrapped name."""
+    lines, renamed = [], {}
+    for a in f.func.arguments.all():
+        if a.type.is_tensor_like():
+            lines.append(f"auto {a.name}_ = functionalization::unwrap({a.name});")
+            renamed[a.name] = f"{a.name}_"
+        else:
+            renamed[a.name] = a.name
+    return lines, renamed
+
+
+def _view(f: NativeFunction) -> Wrapper:
+    if f.func.kind() is not SchemaKind.functional:
+        return _error(f, "in-place views are not functionalized yet")
+    if len(f.func.returns) != 1 or f.func.returns[0].type.is_list_like() or not f.func.arguments.self_arg:
+        return _error(f, "only views returning one tensor of self are functionalized")
+    if any(a.type.is_tensor_like() for a in f.func.arguments.all() if a is not f.func.arguments.self_arg):
+        return _error(f, "views with more than one tensor argument are not functionalized")
+    name = f.func.name
+    copy_handle = f"{name.name.base}_copy" + (f"_{name.overload_name}" if name.overload_name else "")
+    self_name = f.func.arguments.self_arg.name
+    others = [a.name for a in f.func.arguments.all() if a.name != self_name]
+    lines = ["functionalization::BelowGuard below;", f"auto {self_name}_ = functionalization::unwrap({self_name});"]
+    lines += [f"auto {o}_ = functionalization::owned({o});" for o in others]
+    captured = ", ".join(f"{o}_" for o in others)
+    args = "".join(f", {o}_" for o in others)
+    call = f"functionalization::call<ops::{copy_handle}>"
+    lines += [
+        f"TensorBase value = {call}({self_name}_{args});",
+        f'ViewMeta meta{{"{dispatcher.qualified_name(f)}",',
+        f"    [{captured}](const TensorBase& base) {{ return {call}(base{args}); }},",
+        f"    [{captured}](const TensorBase& base, const TensorBase& mutated_view) {{",
+        f"      return functionalization::inverse::{name.unambiguous_name()}(base, mutated_view{args});",
+        "    }};",
+        "// The eager view's sizes, strides and offset, from the view kernel on the input's metadata.",
+        f"TensorBase layout = ops::{dispatcher.handle_name(f)}::call(functionalization::layout_of({self_name}){args});",
+        f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);",
+    ]
+    inverse = [f"TensorBase {name.unambiguous_name()}(const TensorBase& base, const TensorBase& mutated_view"
+               + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(f) if b.name != self_name) + ");"]
+    return replace(_base("functionalize_view", f), body=tuple(lines), declarations=tuple(inverse),
+                   other_groups=(f"{name.name.base}_copy",))
+
+
+def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
+    functional = rel.sibling(f, SchemaKind.functional)
+    if functional is None:
+        return _error(f, "it mutates its arguments and has no functional variant")
+    written = [a for a in f.func.arguments.all() if a.is_write]
+    lines, renamed = _unwrapped(f)
+    out_names = {a.name for a in f.func.arguments.out}
+    args = []
+    for b in dispatcher.bindings(functional):
+        if b.name in renamed:
+            args.append(renamed[b.name])
+        elif b.name in _FROM_OUT and len(out_names) == 1:
+            args.append(_FROM_OUT[b.name].replace("out.", f"{renamed[next(iter(out_names))]}."))
+        else:
+            return _error(f, f"its functional variant {functional.func.name} takes '{b.name}', which it lacks")
+    n_ret = len(functional.func.returns)
+    kind = f.func.kind()
+    # Where each written argument's new value is among the functional variant's results.
+    if kind is SchemaKind.mutable:
+        first = len(f.func.returns)
+        if n_ret != first + len(written) or any(r.annotation is not None for r in f.func.returns):
+            return _error(f, f"the results of {functional.func.name} do not line up with its mutated arguments")
+    else:
+        first = 0
+        if n_ret != len(written):
+            return _error(f, f"{functional.func.name} returns {n_ret} values for {len(written)} mutated arguments")
+    handle = dispatcher.handle_name(functional)
+    own = names(dispatcher.bindings(f))
+    # No functional argument (a plain tensor captured by a functionalized function): the
+    # mutation itself runs below.
+    lines = [f"if (!functionalization::any_functional({own})) {{",
+             "  functionalization::BelowGuard below;",
+             f"  return functionalization::call<ops::{dispatcher.handle_name(f)}>({own});",
+             "}",
+             "functionalization::BelowGuard below;"] + lines
+    lines.append(f"auto result = functionalization::call<ops::{handle}>({', '.join(args)});")
+    op = dispatcher.qualified_name(f)
+    resizable = "true" if kind is SchemaKind.out else "false"
+    for i, a in enumerate(written):
+        value = "result" if n_ret == 1 else f"std::get<{first + i}>(result)"
+        if a.type.is_list_like():
+            lines.append(f"for (size_t i = 0; i < {a.name}.size(); ++i) "
+                         f'functionalization::commit("{op}", {a.name}[i], {value}[i], {resizable});')
+        elif a.type.is_nullable():  # Tensor(a!)?
+            lines.append(f'if ({a.name}.has_value()) functionalization::commit("{op}", *{a.name}, {value}, {resizable});')
+        else:
+            lines.append(f'functionalization::commit("{op}", {a.name}, {value}, {resizable});')
+    if not f.func.returns:
+        lines.append("return;")
+    elif kind is SchemaKind.mutable:
+        got = [f"functionalization::wrap(std::get<{i}>(result))" if n_ret > 1 else "functionalization::wrap(result)"
+               for i in range(first)]
+        lines.append(f"return {got[0]};" if first == 1 else f"return std::make_tuple({', '.join(got)});")
+    else:
+        outs = [a.name for a in written]
+        lines.append(f"return {outs[0]};" if len(f.func.returns) == 1 else f"return std::forward_as_tuple({', '.join(outs)});")
+    return replace(_base("functionalize_mutation", f), body=tuple(lines))
