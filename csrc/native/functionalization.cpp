@@ -146,6 +146,17 @@ TensorBase make_view(const TensorBase& base, TensorBase value, ViewMeta meta, co
   return make_wrapper(std::move(value), state.storage, std::move(metas), layout);
 }
 
+void replace_view(const TensorBase& self, TensorBase value, ViewMeta meta, const TensorBase& layout) {
+  OP_CHECK(self.is_functional(), meta.name, ": expected a functional tensor");
+  sync(self);
+  FunctionalTensorState& state = state_of(self);
+  state.metas.push_back(std::move(meta));
+  state.value = std::move(value);
+  TensorImpl& impl = *self.unsafe_impl();
+  impl.set_sizes_and_strides(layout.sizes().vec(), layout.strides().vec());
+  impl.storage_offset = layout.storage_offset();
+}
+
 void commit(const char* op, const TensorBase& target, TensorBase value, bool resizable) {
   OP_CHECK(target.is_functional(), op, ": cannot mutate a tensor that is not functional with functional arguments; "
            "make it functional first (opdispatch.to_functional)");

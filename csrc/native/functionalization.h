@@ -119,6 +119,9 @@ TensorBase layout_of(const TensorBase& t);
 // A view of functional `base` whose value is `value`, reached through `meta`; `layout` (the
 // view of layout_of(base)) gives its metadata.
 TensorBase make_view(const TensorBase& base, TensorBase value, ViewMeta meta, const TensorBase& layout);
+// An in-place view of functional `self` (transpose_): its value becomes `value`, one more view
+// step, and its metadata `layout`'s (the in-place view run on layout_of(self)).
+void replace_view(const TensorBase& self, TensorBase value, ViewMeta meta, const TensorBase& layout);
 // A mutation of `target` by operator `op`: its new value is `value`, committed to its storage
 // so every alias sees it. Checks that target is functional, that the shape is unchanged for an
 // in-place operator (resizable: out= may resize a tensor that is not a view), and casts the

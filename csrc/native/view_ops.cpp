@@ -136,6 +136,21 @@ TensorBase native::unsqueeze(const TensorBase& self, int64_t dim) {
   return host::unsqueeze(self, dim);
 }
 
+// In-place views: self itself takes the view's sizes and strides (every handle to it sees them).
+namespace {
+TensorBase& restride(TensorBase& self, const TensorBase& view) {
+  self.unsafe_impl()->set_sizes_and_strides(view.sizes().vec(), view.strides().vec());
+  self.unsafe_impl()->storage_offset = view.storage_offset();
+  return self;
+}
+}  // namespace
+
+TensorBase& native::transpose_(TensorBase& self, int64_t dim0, int64_t dim1) {
+  return restride(self, native::transpose(self, dim0, dim1));
+}
+
+TensorBase& native::unsqueeze_(TensorBase& self, int64_t dim) { return restride(self, native::unsqueeze(self, dim)); }
+
 TensorBase native::select(const TensorBase& self, int64_t dim, int64_t index) {
   OP_CHECK(self.dim() > 0, "select: cannot select from a 0-d tensor");
   const int64_t d = wrap_dim(self, dim, "select");

@@ -12,8 +12,10 @@ Which functions get one, and what it does (the runtime is csrc/native/functional
   committed to its storage, so every alias sees it;
 - ``direct``: a view with a CompositeImplicitAutograd kernel: the decomposition runs at the key
   (its pieces reach their own Functionalize kernels);
+- in-place views (``transpose_``): the out-of-place view's ``_copy`` and inverse, the step
+  appended to the input's own chain and its metadata changed in place;
 - ``functionalize_error``: a mutation or view opgen cannot functionalize (no functional
-  sibling, an in-place view, a view returning a list, ...): raises an error naming it;
+  sibling, a view returning a list or taking several tensors, ...): raises an error naming it;
 - nothing for functional non-aliasing functions: the runtime's boxed fallback unwraps, calls
   below and wraps. Nor for operators whose Functionalize kernel the runtime writes by hand
   (HAND_WRITTEN).
@@ -33,9 +35,11 @@ from .families import GroupRelations
 from .kernels import _FROM_OUT, Wrapper, kernel_namespace
 
 KEY = DispatchKey.Functionalize
-# Operators whose Functionalize kernels are hand-written in csrc/native/functionalization.cpp
-# (they create or convert functional tensors rather than compute on them).
-HAND_WRITTEN = frozenset({"lift", "lift_fresh", "lift_fresh_copy", "_to_copy", "resize_", "_propagate_xla_data"})
+# Operators that get no generated Functionalize kernel because the runtime treats them by hand:
+# lift and lift_fresh make functional tensors (csrc/native/functionalization.cpp); resize_ and
+# _propagate_xla_data are left to the boxed fallback (which rejects resize_ by name), as PyTorch
+# writes their functionalization by hand too.
+HAND_WRITTEN = frozenset({"lift", "lift_fresh", "resize_", "_propagate_xla_data"})
 _MUTATING = (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
 
 
@@ -87,7 +91,7 @@ def _kernel(rel: GroupRelations, f: NativeFunction, indices: dict[DispatchKey, B
             meta = indices[DispatchKey.CompositeImplicitAutograd].get(f.func.name)
             return replace(_base("direct", f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
                            args=names(dispatcher.bindings(f)))
-        return _view(f)
+        return _view(rel, f)
     return _mutation(rel, f)
 
 
@@ -103,35 +107,50 @@ def _unwrapped(f: NativeFunction) -> tuple[list[str], dict[str, str]]:
     return lines, renamed
 
 
-def _view(f: NativeFunction) -> Wrapper:
-    if f.func.kind() is not SchemaKind.functional:
-        return _error(f, "in-place views are not functionalized yet")
+def _view(rel: GroupRelations, f: NativeFunction) -> Wrapper:
+    inplace = f.func.kind() is SchemaKind.inplace
+    # The out-of-place view whose *_copy and inverse an in-place view (transpose_) uses.
+    view = f if not inplace else next((g for g in rel.group.functions if not g.func.name.name.inplace and g.is_view_op
+                                       and g.func.view_signature() == f.func.view_signature()), None)
+    if view is None or f.func.kind() not in (SchemaKind.functional, SchemaKind.inplace):
+        return _error(f, "in-place views without an out-of-place view of the same signature are not functionalized")
     if len(f.func.returns) != 1 or f.func.returns[0].type.is_list_like() or not f.func.arguments.self_arg:
         return _error(f, "only views returning one tensor of self are functionalized")
     if any(a.type.is_tensor_like() for a in f.func.arguments.all() if a is not f.func.arguments.self_arg):
         return _error(f, "views with more than one tensor argument are not functionalized")
-    name = f.func.name
+    name = view.func.name
     copy_handle = f"{name.name.base}_copy" + (f"_{name.overload_name}" if name.overload_name else "")
     self_name = f.func.arguments.self_arg.name
     others = [a.name for a in f.func.arguments.all() if a.name != self_name]
-    lines = ["functionalization::BelowGuard below;", f"auto {self_name}_ = functionalization::unwrap({self_name});"]
+    lines = []
+    if inplace:  # a plain tensor (functionalization on for the thread): the in-place view itself
+        lines += [f"if (!functionalization::is_functional({self_name})) {{", "  functionalization::BelowGuard below;",
+                  f"  return functionalization::call<ops::{dispatcher.handle_name(f)}>({names(dispatcher.bindings(f))});",
+                  "}"]
+    lines += ["functionalization::BelowGuard below;", f"auto {self_name}_ = functionalization::unwrap({self_name});"]
     lines += [f"auto {o}_ = functionalization::owned({o});" for o in others]
     captured = ", ".join(f"{o}_" for o in others)
     args = "".join(f", {o}_" for o in others)
     call = f"functionalization::call<ops::{copy_handle}>"
     lines += [
         f"TensorBase value = {call}({self_name}_{args});",
-        f'ViewMeta meta{{"{dispatcher.qualified_name(f)}",',
+        f'ViewMeta meta{{"{dispatcher.qualified_name(view)}",',
         f"    [{captured}](const TensorBase& base) {{ return {call}(base{args}); }},",
         f"    [{captured}](const TensorBase& base, const TensorBase& mutated_view) {{",
         f"      return functionalization::inverse::{name.unambiguous_name()}(base, mutated_view{args});",
         "    }};",
         "// The eager view's sizes, strides and offset, from the view kernel on the input's metadata.",
-        f"TensorBase layout = ops::{dispatcher.handle_name(f)}::call(functionalization::layout_of({self_name}){args});",
-        f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);",
+        f"TensorBase layout = functionalization::layout_of({self_name});",
     ]
+    if inplace:
+        lines += [f"ops::{dispatcher.handle_name(f)}::call(layout{args});",
+                  f"functionalization::replace_view({self_name}, std::move(value), std::move(meta), layout);",
+                  f"return {self_name};"]
+    else:
+        lines += [f"layout = ops::{dispatcher.handle_name(f)}::call(layout{args});",
+                  f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);"]
     inverse = [f"TensorBase {name.unambiguous_name()}(const TensorBase& base, const TensorBase& mutated_view"
-               + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(f) if b.name != self_name) + ");"]
+               + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(view) if b.name != self_name) + ");"]
     return replace(_base("functionalize_view", f), body=tuple(lines), declarations=tuple(inverse),
                    other_groups=(f"{name.name.base}_copy",))
 

@@ -292,7 +292,7 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
     by_ns: dict[str, list[Wrapper]] = {}
     for w in wrappers:
         by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-    declarations = [d for w in wrappers for d in w.declarations]
+    declarations = list(dict.fromkeys(d for w in wrappers for d in w.declarations))  # ordered, each once
     return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, declarations=declarations,
                   system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
                   includes=sorted(includes), wrappers=wrappers,

@@ -35,8 +35,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "lift.out": _HAND_WRITTEN_IN_PYTORCH + " (opgen: lift below, then the write-back)",
     "resize.out": _HAND_WRITTEN_IN_PYTORCH + " (opgen: resize below, then the write-back)",
     "set.source_Tensor_out": _HAND_WRITTEN_IN_PYTORCH + " (opgen: set.source_Tensor below, then the write-back)",
-    "set_.source_Tensor": _HAND_WRITTEN_IN_PYTORCH + " (opgen: the in-place view error kernel)",
-    "set_.source_Tensor_storage_offset": _HAND_WRITTEN_IN_PYTORCH + " (opgen: the in-place view error kernel)",
+    "set_.source_Tensor": _HAND_WRITTEN_IN_PYTORCH + " (opgen: an error kernel, set_ has no out-of-place view)",
+    "set_.source_Tensor_storage_offset": _HAND_WRITTEN_IN_PYTORCH + " (opgen: an error kernel, set_ has no out-of-place view)",
 }
 
 

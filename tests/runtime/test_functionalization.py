@@ -124,6 +124,20 @@ def test_expand_then_read(opdispatch):
     check(opdispatch, fn, A)
 
 
+def test_inplace_views_then_mutations(opdispatch):
+    def fn(x):
+        y = x.view(2, 6)
+        y.transpose_(0, 1)
+        y.add_(1)
+        z = x.select(0, 1)
+        z.unsqueeze_(0)
+        z.mul_(2)
+        assert list(y.shape) == [6, 2] and list(z.shape) == [1, 4]
+        return x + 0, y + 0, z + 0
+    calls = check(opdispatch, fn, A)
+    assert "aten::transpose_copy.int" in calls and "aten::unsqueeze_copy.default" in calls
+
+
 def test_reshape_and_matmul_decompose_above_the_key(opdispatch):
     def fn(x):
         r = x.reshape([4, 3])

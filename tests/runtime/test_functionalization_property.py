@@ -3,8 +3,8 @@ alias each other give eager's results (every alias and the input), and the layer
 Functionalize key sees no view, in-place or out= call.
 
 A program is a list of steps, each a view of one alias (view, reshape, transpose, t, permute,
-expand, squeeze, unsqueeze, select, slice, as_strided of the input) or a mutation of one
-(add_, mul_, fill_, zero_, copy_, clamp_). Steps eager execution rejects (a view of
+expand, squeeze, unsqueeze, select, slice, as_strided of the input), an in-place view of one
+(transpose_, unsqueeze_) or a mutation of one (add_, mul_, fill_, zero_, copy_, clamp_). Steps eager execution rejects (a view of
 non-contiguous memory, ...) are dropped before the functionalized run; expanded views are only
 read (writing through one writes one element several times)."""
 import numpy as np
@@ -20,9 +20,10 @@ SHAPE = (4, 6)
 VIEWS = ("view", "reshape", "transpose", "t", "permute", "expand", "squeeze", "unsqueeze", "select", "slice",
          "as_strided")
 MUTATIONS = ("add_", "mul_", "fill_", "zero_", "copy_", "clamp_")
+INPLACE_VIEWS = ("transpose_", "unsqueeze_")  # change an alias's own view of the memory
 
 steps = st.lists(
-    st.tuples(st.sampled_from(VIEWS + MUTATIONS), st.integers(0, 63), st.integers(0, 63), st.integers(0, 63),
+    st.tuples(st.sampled_from(VIEWS + MUTATIONS + INPLACE_VIEWS), st.integers(0, 63), st.integers(0, 63), st.integers(0, 63),
               st.integers(-3, 3)),
     min_size=1, max_size=8)
 
@@ -78,6 +79,14 @@ def _apply(od, aliases, step, fresh):
         t, writable = aliases[0]
     else:
         t, writable = aliases[i % len(aliases)]
+    if kind in INPLACE_VIEWS:
+        if i % len(aliases) == 0:  # not the input: the caller's tensor would change shape
+            return False
+        args = _view_args(kind[:-1], t, a, b, c)
+        if args is None:
+            return False
+        getattr(t, kind)(*args)
+        return True
     if kind in VIEWS:
         args = _view_args(kind, t, a, b, c)
         if args is None:
