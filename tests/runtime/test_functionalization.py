@@ -205,3 +205,23 @@ def test_mutation_without_functional_variant_raises_naming_it(opdispatch, make_l
     lib.impl("bump_", "CPU", lambda self: self)
     with pytest.raises(opdispatch.Error, match=f"{ns}::bump_"):
         opdispatch.functionalize(lambda x: getattr(opdispatch.ops, ns).bump_(x))(opdispatch.ones([2]))
+
+
+def test_functionalize_on_cuda(opdispatch):
+    od = opdispatch
+    if not od._C._cuda_is_available():
+        pytest.skip("no CUDA device available")
+
+    def fn(x):
+        x.t().select(0, 1).mul_(3)
+        x.slice(0, 0, 2).add_(1)
+        return x * 2
+
+    eager_in = od.tensor(A).to("cuda")
+    eager = fn(eager_in)
+    func_in = od.tensor(A).to("cuda")
+    functional, calls = od.functionalization.trace(fn, func_in)
+    np.testing.assert_array_equal(eager.to("cpu").numpy(), functional.to("cpu").numpy())
+    np.testing.assert_array_equal(eager_in.to("cpu").numpy(), func_in.to("cpu").numpy())
+    assert functional.device.startswith("cuda")
+    assert_functional_trace(calls)
