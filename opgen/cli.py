@@ -91,7 +91,7 @@ def _run_model(args: argparse.Namespace) -> int:
         from .model.backend_yaml import backend_summary, parse_backend_yaml
 
         backend = parse_backend_yaml(args.backend_yaml, model)
-        sys.stdout.write(model_json(backend.apply_to(model)) if args.json else backend_summary(backend))
+        sys.stdout.write(model_json(backend.apply_to(model), backend.ir_nodes) if args.json else backend_summary(backend))
         return 0
     sys.stdout.write(model_json(model) if args.json else model_summary(model))
     return 0

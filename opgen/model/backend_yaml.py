@@ -1,7 +1,10 @@
 """An external backend's yaml (pytorch/xla's ``xla_native_functions.yaml`` format) as kernel indices.
 
 The file names a dispatch key and the operators the backend implements there (``supported``,
-``full_codegen``) or at its autograd key (``autograd``).  Each listed operator gets a kernel in the
+``full_codegen``) or at its autograd key (``autograd``).  A lazy-tensor backend (PyTorch's
+``ts_native_functions.yaml`` format) also asks for IR nodes: one per ``full_codegen`` and
+``ir_gen`` operator (``ir_gen``: the node only, no kernel) and one per ``non_native`` entry
+(see lazy_ir.py).  Each listed operator gets a kernel in the
 backend's C++ namespace named after the operator's C++ name (``add``, ``add_``, ``add_out``; plus
 ``_symint`` when listed under ``symint``), as backend stubs declare them.  Reading never changes
 the model: ``BackendYaml.apply_to`` returns a new ``Model`` with the backend's indices added.
@@ -19,15 +22,18 @@ from ..yamlio import LocatedList, LocatedMap, load_located, read_located
 from .backend import BackendIndex, BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, DispatchKey
 from .grouping import VariantGroup
+from .lazy_ir import IrNode, ir_class_name, native_ir_node, read_non_native
 from .loader import ERROR_CAP, Model
 from .native_function import cpp_name, describe_value
 from .schema import CPP_KEYWORDS, IDENTIFIER, OperatorName
 
 # Lists whose operators get kernels, and the dispatch key family each one registers to.
 KERNEL_LISTS = ("supported", "full_codegen", "autograd")
-# Read by the lazy-tensor IR generator, not by backend stubs: type-checked, otherwise ignored.
-IGNORED_KEYS = {"ir_gen": list, "non_native": list, "extra_headers": str}
-KNOWN_KEYS = ("backend", "cpp_namespace", "class_name", *KERNEL_LISTS, "symint", "use_out_as_primary",
+# Operator lists: the kernel lists, then ir_gen (an IR node without a kernel).
+OPERATOR_LISTS = (*KERNEL_LISTS, "ir_gen")
+# Type-checked, otherwise ignored.
+IGNORED_KEYS = {"extra_headers": str}
+KNOWN_KEYS = ("backend", "cpp_namespace", "class_name", *OPERATOR_LISTS, "non_native", "symint", "use_out_as_primary",
               "device_guard", *IGNORED_KEYS)
 MAX_NAMESPACE_DEPTH = 2  # backend stubs open at most `namespace a { namespace b {`
 
@@ -41,6 +47,17 @@ class BackendYaml:
     class_name: str
     backend_index: BackendIndex
     autograd_index: Optional[BackendIndex]
+    # Lazy-tensor IR: the full_codegen operators (kernels generated, not hand-written) and every
+    # IR node class the yaml asks for (full_codegen and ir_gen in yaml order, then non_native).
+    full_codegen: frozenset[OperatorName] = frozenset()
+    ir_nodes: tuple[IrNode, ...] = ()
+
+    def ir_node(self, name: OperatorName) -> Optional[IrNode]:
+        """The IR node of a native operator, None when it has none."""
+        for node in self.ir_nodes:
+            if not node.non_native and node.schema.name == name:
+                return node
+        return None
 
     @property
     def indices(self) -> dict[DispatchKey, BackendIndex]:
@@ -91,6 +108,10 @@ def backend_summary(backend: BackendYaml) -> str:
         symint = sum(meta.supports_symint() for meta in index.index.values())
         note = f"  ({symint} take SymInt)" if symint else ""
         lines.append(f"    {str(key):40s} {len(index.index):5d}{note}")
+    if backend.ir_nodes:
+        native = sum(not node.non_native for node in backend.ir_nodes)
+        lines.append(f"  IR node classes    {len(backend.ir_nodes):5d}  ({native} of operators: {len(backend.full_codegen)} "
+                     f"full_codegen, {native - len(backend.full_codegen)} ir_gen; {len(backend.ir_nodes) - native} non_native)")
     return "\n".join(lines) + "\n"
 
 
@@ -116,9 +137,13 @@ class _BackendReader:
         use_out_as_primary = self._flag("use_out_as_primary")
         device_guard = self._flag("device_guard")
         listed = self._kernel_lists()
+        ir_gen = self._ir_gen(listed)
         symint = self._symint(listed)
         autograd_key = self._autograd_key(backend_name, backend_key, listed)
         self._check_variant_groups(listed)
+        non_native = read_non_native(self.doc, self.errors)
+        ir_listed = [e for e in listed.values() if e.list_key == "full_codegen"] + list(ir_gen.values())
+        self._check_ir_class_names(ir_listed, non_native)
         self.errors.diagnostics.sort(key=lambda d: d.location)  # checks run by kind; people read by line
         self.errors.raise_if_any()
 
@@ -134,7 +159,22 @@ class _BackendReader:
             self.doc.file, backend_key, autograd_key, namespace, class_name,
             index(backend_key, ("supported", "full_codegen")),
             index(autograd_key, ("autograd",)) if autograd_key is not None else None,
+            frozenset(name for name, entry in listed.items() if entry.list_key == "full_codegen"),
+            self._ir_nodes(ir_listed, non_native),
         )
+
+    def _check_ir_class_names(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> None:
+        native = {ir_class_name(entry.name): entry for entry in ir_listed}
+        for node in non_native:
+            entry = native.get(node.class_name)
+            if entry is not None:
+                self.errors.add(Location(self.doc.file, node.line),
+                                f"non_native {node.schema.name} would be IR node class {node.class_name}, the class of "
+                                f"{entry.name} (under '{entry.list_key}' at line {entry.location.line}); rename one")
+
+    def _ir_nodes(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> tuple[IrNode, ...]:
+        native = [native_ir_node(self.model.by_name[e.name].func, e.list_key, e.location.line) for e in ir_listed]
+        return tuple(native + non_native)
 
     # --- scalar settings --------------------------------------------------------------------
 
@@ -252,11 +292,25 @@ class _BackendReader:
             for name, location in self._operators(key):
                 first = listed.get(name)
                 if first is not None:
-                    self.errors.add(location, f"{name} is listed twice (first under '{first.list_key}' at line "
-                                              f"{first.location.line}); remove one")
+                    # Name the entry written first as "first", whichever list was read first.
+                    earlier, later = sorted((first, _Listed(name, key, location)), key=lambda e: e.location.line)
+                    self.errors.add(later.location, f"{name} is listed twice (first under '{earlier.list_key}' at line "
+                                                    f"{earlier.location.line}); remove one")
                     continue
                 listed[name] = _Listed(name, key, location)
         return listed
+
+    def _ir_gen(self, listed: dict[OperatorName, _Listed]) -> dict[OperatorName, _Listed]:
+        """ir_gen: operators that get an IR node but whose kernel is hand-written (or absent)."""
+        found: dict[OperatorName, _Listed] = {}
+        for name, location in self._operators("ir_gen"):
+            first = found.get(name) or listed.get(name)
+            if first is not None and first.list_key in ("ir_gen", "full_codegen"):
+                self.errors.add(location, f"{name} is listed twice (first under '{first.list_key}' at line "
+                                          f"{first.location.line}); full_codegen already generates its IR node, remove one")
+                continue
+            found[name] = _Listed(name, "ir_gen", location)
+        return found
 
     def _symint(self, listed: dict[OperatorName, _Listed]) -> frozenset[OperatorName]:
         seen: dict[OperatorName, Location] = {}
@@ -285,7 +339,7 @@ class _BackendReader:
             if not isinstance(group, VariantGroup):
                 continue
             entries = [listed[f.func.name] for f in group.functions() if f.func.name in listed]
-            forward = [e for e in entries if e.list_key != "autograd"]
+            forward = [e for e in entries if e.list_key in ("supported", "full_codegen")]
             backward = [e for e in entries if e.list_key == "autograd"]
             if forward and backward:
                 first = min(forward, key=lambda e: e.location.line)

@@ -13,8 +13,11 @@ def function_key(f: NativeFunction) -> str:
     return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
 
 
-def model_json(model: Model) -> str:
-    """The stable machine-readable dump: sorted keys and lists, no hash-order anywhere."""
+def model_json(model: Model, ir_nodes: tuple = ()) -> str:
+    """The stable machine-readable dump: sorted keys and lists, no hash-order anywhere.
+
+    ``ir_nodes`` (a lazy backend yaml's IR nodes) are listed in yaml order under "ir_nodes".
+    """
     functions = {}
     for f in model.functions:
         functions[function_key(f)] = {
@@ -34,6 +37,8 @@ def model_json(model: Model) -> str:
         "variant_groups": sorted(sorted(function_key(f) for f in g.functions()) for g in groups if isinstance(g, VariantGroup)),
         "standalone": sorted(function_key(g) for g in groups if not isinstance(g, VariantGroup)),
     }
+    if ir_nodes:
+        document["ir_nodes"] = [node.as_json() for node in ir_nodes]
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 

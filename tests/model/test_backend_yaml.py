@@ -86,7 +86,7 @@ CASES = [
                  id="full-codegen-not-a-list"),
     pytest.param(HEADER + "autograd: relu  #<\n", "'autograd' must be a list of operator names", id="autograd-not-a-list"),
     pytest.param(HEADER + "symint: narrow_copy  #<\n", "'symint' must be a list of operator names", id="symint-not-a-list"),
-    pytest.param(HEADER + "ir_gen: relu  #<\n", "'ir_gen' must be a list, got str 'relu'", id="ir-gen-not-a-list"),
+    pytest.param(HEADER + "ir_gen: relu  #<\n", "'ir_gen' must be a list of operator names, got str 'relu'", id="ir-gen-not-a-list"),
     pytest.param(HEADER + "extra_headers: [a.h]  #<\n", "'extra_headers' must be a str, got a list", id="extra-headers-not-a-string"),
     pytest.param(HEADER + "use_out_as_primary: 1  #<\n", "'use_out_as_primary' must be True or False, got int 1",
                  id="use-out-as-primary-not-a-bool"),
