@@ -71,6 +71,9 @@ def backend_group_inputs(group: OperatorGroup, backend: BackendYaml) -> dict[str
     for f in group.functions:
         inputs.update(function_inputs(f))
         inputs.update(kernel_inputs(f, indices))
+        node = backend.ir_node(f.func.name)  # a lazy backend's IR node: generated kernel or node only
+        if node is not None:
+            inputs[f"{f.func.name} ir"] = f"{node.source} {node.class_name}"
     inputs.update(codegen_sources())
     return inputs
 

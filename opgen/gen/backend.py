@@ -7,7 +7,10 @@ Per group with kernels at the backend or its autograd key:
                                           wrappers built from a functional kernel when the
                                           backend lists only that
   backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key
-and once per backend the umbrella backends/<Key>/<class_name>.h.
+and once per backend the umbrella backends/<Key>/<class_name>.h.  A lazy backend (key Lazy) adds
+the IR of its full_codegen / ir_gen operators (lazy.py): backends/Lazy/ops/<group>_ir.h, the
+full_codegen operators' kernels generated into <group>_Lazy.cpp (not declared: nothing is written
+by hand), and the umbrellas LazyIr.h and LazyNonNativeIr.h.
 
 The class of torchgen's backend stubs is rendered as a namespace of the same name: a class
 cannot be declared piecemeal, a namespace can, so each group's declarations live in that group's
@@ -33,6 +36,7 @@ from ..model.schema import SchemaKind
 from . import layout
 from .families import GroupRelations
 from .kernels import Wrapper, _base, _out_from_functional, registration_source
+from .lazy import RUNTIME_HEADER, LazyGroupIr, is_lazy, native_body, render_ir_umbrella, render_non_native
 from .render import render
 
 
@@ -42,6 +46,7 @@ class BackendGroupCodegen:
         self.name = group.name
         self.backend = backend
         self.relations = GroupRelations(group)
+        self.ir = LazyGroupIr(group, backend)
 
     @property
     def key_dir(self) -> str:
@@ -76,9 +81,11 @@ class BackendGroupCodegen:
         return out
 
     def files(self) -> list[str]:
-        if not self.declared:
+        if not self.declared and not self.ir:
             return []
         paths = [layout.backend_native_header(self.backend.backend_key, self.name)]
+        if self.ir:
+            paths.append(self.ir.header)
         paths.extend(layout.backend_key_source(self.backend.backend_key, self.name, key) for key in self.kernels)
         return sorted(paths)
 
@@ -92,6 +99,10 @@ class BackendGroupCodegen:
         listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
         wrappers = []
         for f in self.group.functions:
+            if f.func.name in listed and self.ir.is_full_codegen(f):
+                node = self.backend.ir_node(f.func.name)
+                wrappers.append(replace(_base("generated", key, f), body=tuple(native_body(f, node, self.backend.cpp_namespace))))
+                continue
             if f.func.name in listed:
                 wrappers.append(self._direct(key, f, listed[f.func.name]))
                 continue
@@ -99,6 +110,8 @@ class BackendGroupCodegen:
             if functional is None or functional.func.name not in listed or f.func.kind() not in (SchemaKind.inplace, SchemaKind.out):
                 continue
             callee = f"::{self.kernel_scope}::{listed[functional.func.name]}"
+            if self.ir.is_full_codegen(functional):  # the generated kernel, in this file
+                callee = _base("generated", key, functional).name
             if f.func.kind() is SchemaKind.out:
                 body = _out_from_functional(self.relations, f, callee)
             else:
@@ -118,10 +131,12 @@ class BackendGroupCodegen:
     # ----- rendering -----
 
     def render(self) -> dict[str, str]:
-        if not self.declared:
+        if not self.declared and not self.ir:
             return {}
         key = self.backend.backend_key
         out = {layout.backend_native_header(key, self.name): self._declarations()}
+        if self.ir:
+            out[self.ir.header] = self.ir.render_header()
         for dispatch_key, wrappers in self.kernels.items():
             out[layout.backend_key_source(key, self.name, dispatch_key)] = self._key_source(dispatch_key, wrappers)
         assert sorted(out) == self.files(), "files() and render() disagree"
@@ -131,6 +146,8 @@ class BackendGroupCodegen:
         """One declaration per kernel signature, qualified by the kernel scope (for messages)."""
         seen: dict[str, None] = {}
         for f, kernel in self.declared:
+            if self.ir.is_full_codegen(f):
+                continue  # generated in <group>_Lazy.cpp
             seen[f"{dispatcher.return_type(f)} {kernel}({params(dispatcher.bindings(f))})"] = None
         return list(seen)
 
@@ -146,13 +163,32 @@ class BackendGroupCodegen:
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
         if any(w.kind == "generated" for w in wrappers):
             includes.add("core/structured_out.h")
+        if self.ir and key == self.backend.backend_key:
+            includes.update((self.ir.header, RUNTIME_HEADER))
         return registration_source(self.relations, key.value, wrappers, includes)
 
 
 def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:
     """The groups the backend lists any operator of, as codegen objects."""
     listed = {name for index in backend.indices.values() for name in index.index}
+    listed.update(node.schema.name for node in backend.ir_nodes if not node.non_native and is_lazy(backend))
     return [BackendGroupCodegen(g, backend) for g in groups if any(f.func.name in listed for f in g.functions)]
+
+
+def backend_umbrellas(backend: BackendYaml) -> tuple[str, ...]:
+    """The paths render_backend_umbrellas writes."""
+    key = backend.backend_key
+    paths = [layout.backend_umbrella(key, backend.class_name)]
+    paths += list(render_ir_umbrella(backend, [])) + list(render_non_native(backend))
+    return tuple(sorted(paths))
+
+
+def render_backend_umbrellas(backend: BackendYaml, files_by_group: dict[str, list[str]]) -> dict[str, str]:
+    out = render_backend_umbrella(backend, list(files_by_group))
+    ir_groups = [g for g, files in files_by_group.items() if layout.backend_ir_header(backend.backend_key, g) in files]
+    out.update(render_ir_umbrella(backend, ir_groups))
+    out.update(render_non_native(backend))
+    return dict(sorted(out.items()))
 
 
 def render_backend_umbrella(backend: BackendYaml, groups: list[str]) -> dict[str, str]:

@@ -77,6 +77,19 @@ def backend_umbrella(backend: DispatchKey, class_name: str) -> str:
     return f"{backend_dir(backend)}/{class_name}.h"
 
 
+# Lazy backends: IR node classes per group, the IR-only (non-native) nodes, and their umbrella.
+def backend_ir_header(backend: DispatchKey, group: str) -> str:
+    return f"{backend_dir(backend)}/{OPS_DIR}/{group}_ir.h"
+
+
+def backend_non_native_ir(backend: DispatchKey) -> str:
+    return f"{backend_dir(backend)}/{backend.value}NonNativeIr.h"
+
+
+def backend_ir_umbrella(backend: DispatchKey) -> str:
+    return f"{backend_dir(backend)}/{backend.value}Ir.h"
+
+
 def backend_key_source_group(path: str, keys: tuple[DispatchKey, ...]) -> str | None:
     """Inverse of ``backend_key_source`` for one of ``keys``: the group, from the source's path or
     its object's (``.../ops/add_AutogradXLA.os`` -> ``add``); None for other names."""

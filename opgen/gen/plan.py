@@ -20,7 +20,7 @@ from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from ..writer import TreeWriter, write_if_changed
 from . import layout
-from .backend import render_backend_umbrella
+from .backend import backend_umbrellas, render_backend_umbrellas
 from .config import CodegenConfig
 from .jobs import GroupJob, backend_jobs, in_tree_jobs
 from .umbrellas import render_umbrellas
@@ -50,9 +50,8 @@ def in_tree_section(model: Model, config: CodegenConfig, cache=None) -> Section:
 def backend_section(model: Model, backend: BackendYaml) -> Section:
     key = backend.backend_key
     jobs = tuple(backend_jobs(model, backend))
-    return Section(f"{key} backend groups", layout.backend_dir(key), jobs,
-                   (layout.backend_umbrella(key, backend.class_name),),
-                   lambda files: render_backend_umbrella(backend, [name.split("@")[0] for name in files]))
+    return Section(f"{key} backend groups", layout.backend_dir(key), jobs, backend_umbrellas(backend),
+                   lambda files: render_backend_umbrellas(backend, {name.split("@")[0]: paths for name, paths in files.items()}))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Optional, Union
 
@@ -54,10 +55,11 @@ class BackendYaml:
 
     def ir_node(self, name: OperatorName) -> Optional[IrNode]:
         """The IR node of a native operator, None when it has none."""
-        for node in self.ir_nodes:
-            if not node.non_native and node.schema.name == name:
-                return node
-        return None
+        return self._native_ir_nodes.get(name)
+
+    @cached_property
+    def _native_ir_nodes(self) -> dict[OperatorName, IrNode]:
+        return {node.schema.name: node for node in self.ir_nodes if not node.non_native}
 
     @property
     def indices(self) -> dict[DispatchKey, BackendIndex]:

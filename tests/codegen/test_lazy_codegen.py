@@ -1,0 +1,194 @@
+"""Lazy backend codegen (``opgen generate --backend-yaml yaml/lazy_native_functions.yaml``): IR node
+classes per group (ops/<g>_ir.h), generated Lazy kernels in ops/<g>_Lazy.cpp, the umbrellas, and
+one yaml entry edited -> that group's lazy files only."""
+import os
+import re
+import shutil
+import time
+
+import pytest
+
+from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate
+from helpers import snapshot
+
+LAZY_YAML = os.path.join(REPO_ROOT, "yaml", "lazy_native_functions.yaml")
+NATIVE = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
+LAZY = "backends/Lazy"
+
+
+def lazy_group_count(path=LAZY_YAML) -> int:
+    from opgen.gen.backend import backend_groups
+    from opgen.model import load_model
+    from opgen.model.backend_yaml import parse_backend_yaml
+    model = load_model(NATIVE, os.path.join(REPO_ROOT, "yaml", "tags.yaml"))
+    return len(backend_groups(model.operator_groups, parse_backend_yaml(path, model)))
+
+
+LAZY_GROUPS = lazy_group_count()
+
+
+def generate(yaml, out, *extra):
+    result = run_generate(yaml, out, *extra)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def read(root, path):
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.fixture(scope="module")
+def lazy_tree(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lazy-gen")
+    generate(NATIVE, out, "--backend-yaml", LAZY_YAML)
+    return out
+
+
+def classes(text):
+    return re.findall(r"^class (\w+) final : public Node", text, re.M)
+
+
+def test_ir_headers_declare_one_class_per_operator_named_as_torchgen(lazy_tree):
+    assert classes(read(lazy_tree, f"{LAZY}/ops/add_ir.h")) == ["AddScalar", "AddTensor"]
+    assert classes(read(lazy_tree, f"{LAZY}/ops/sum_ir.h")) == ["Sum", "SumDimIntlist"]
+    assert classes(read(lazy_tree, f"{LAZY}/ops/view_copy_ir.h")) == ["ViewCopy"]
+    assert not os.path.exists(os.path.join(lazy_tree, f"{LAZY}/ops/copy__ir.h"))  # supported: no IR
+
+
+def test_nodes_own_their_arguments_and_hash_print_compare_and_lower_them(lazy_tree):
+    text = read(lazy_tree, f"{LAZY}/ops/view_copy_ir.h")
+    assert "std::vector<int64_t> size_;" in text
+    assert 'static constexpr const char* kOp = "aten::view_copy";' in text
+    assert "hash_of(kOp, size)" in text
+    assert 'print_attribute(out, "size", size_);' in text
+    assert "bool can_be_reused(const Value& self, std::vector<int64_t> size) const" in text
+    assert "return {ops::view_copy::call(self, size_)};" in text
+    slice_ = read(lazy_tree, f"{LAZY}/ops/slice_copy_ir.h")
+    assert "std::optional<int64_t> start_;" in slice_
+    for path in os.listdir(os.path.join(lazy_tree, LAZY, "ops")):
+        if path.endswith("_ir.h"):
+            members = re.findall(r"^  (\S.*) \w+_;$", read(lazy_tree, f"{LAZY}/ops/{path}"), re.M)
+            assert not [m for m in members if "ArrayRef" in m or "string_view" in m], path
+
+
+def test_full_codegen_kernels_are_generated_and_registered(lazy_tree):
+    text = read(lazy_tree, f"{LAZY}/ops/add_Lazy.cpp")
+    assert '#include "backends/Lazy/ops/add_ir.h"' in text and '#include "backends/lazy/ir.h"' in text
+    assert "lazy::shapes_of(ops::add_Tensor::call(lazy::to_meta(self), lazy::to_meta(other), alpha))" in text
+    assert "lazy::reuse_or_make<::op::lazy::AddTensor>(self_ir, other_ir, alpha, std::move(shapes))" in text
+    assert "auto result = wrapper_Lazy_add_Tensor(self, other, alpha);" in text  # add_ and add.out from it
+    for name in ("add.Tensor", "add.Scalar", "add_.Tensor", "add.out"):
+        assert f'm.impl("{name}",' in text
+    # nothing of a generated kernel is left for a person to write
+    assert "add(" not in read(lazy_tree, f"{LAZY}/ops/add_native.h")
+
+
+def test_supported_kernels_stay_hand_written(lazy_tree):
+    text = read(lazy_tree, f"{LAZY}/ops/copy_Lazy.cpp")
+    assert "return ::op::lazy::LazyNativeFunctions::copy_(self, src, non_blocking);" in text
+    assert "copy_(TensorBase& self" in read(lazy_tree, f"{LAZY}/ops/copy_native.h")
+
+
+def test_umbrellas_and_non_native_nodes(lazy_tree):
+    umbrella = read(lazy_tree, f"{LAZY}/LazyIr.h")
+    headers = re.findall(r'#include "(.*)"', umbrella)
+    assert headers[:-1] == sorted(headers[:-1]) and headers[-1] == f"{LAZY}/LazyNonNativeIr.h"
+    assert f"{LAZY}/ops/add_ir.h" in headers and f"{LAZY}/ops/copy_ir.h" not in headers
+    non_native = read(lazy_tree, f"{LAZY}/LazyNonNativeIr.h")
+    assert classes(non_native) == ["Scalar"]
+    assert 'kOpKind = "prim::Constant"' in non_native and "lower(const std::vector<TensorBase>& data) const override;  // by hand" in non_native
+    assert os.path.exists(os.path.join(lazy_tree, f"{LAZY}/LazyNativeFunctions.h"))
+
+
+def test_every_ir_class_of_the_yaml_is_declared_once(lazy_tree):
+    from opgen.model import load_model, parse_backend_yaml
+    model = load_model(NATIVE, os.path.join(REPO_ROOT, "yaml", "tags.yaml"))
+    backend = parse_backend_yaml(LAZY_YAML, model)
+    declared = []
+    root = os.path.join(lazy_tree, LAZY)
+    for directory, _, files in os.walk(root):
+        for name in sorted(files):
+            if name.endswith("Ir.h") and name != "LazyNonNativeIr.h" or not name.endswith(".h"):
+                continue
+            declared += classes(read(directory, name))
+    assert sorted(declared) == sorted(n.class_name for n in backend.ir_nodes)
+
+
+def test_in_tree_files_do_not_change_with_the_lazy_backend(tmp_path):
+    generate(NATIVE, tmp_path / "plain")
+    generate(NATIVE, tmp_path / "lazy", "--backend-yaml", LAZY_YAML)
+    plain = snapshot(tmp_path / "plain")
+    lazy = {p: e for p, e in snapshot(tmp_path / "lazy").items() if not p.startswith(LAZY)}
+    assert {p: e[0] for p, e in plain.items()} == {p: e[0] for p, e in lazy.items()}
+
+
+@pytest.fixture
+def lazy_copy(tmp_path):
+    path = tmp_path / "lazy_native_functions.yaml"
+    shutil.copyfile(LAZY_YAML, path)
+    return path
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def first_build(backend, out):
+    result = generate(NATIVE, out, "--backend-yaml", str(backend))
+    assert regenerated(result.stdout) == (GROUPS + LAZY_GROUPS,) * 2
+    time.sleep(0.01)
+    return snapshot(out)
+
+
+def test_moving_one_entry_to_supported_regenerates_that_groups_lazy_files_only(lazy_copy, tmp_path):
+    out = tmp_path / "gen"
+    before = first_build(lazy_copy, out)
+    edit(lazy_copy, "  - neg\n", "")
+    edit(lazy_copy, "supported:\n", "supported:\n  - neg\n")
+    result = generate(NATIVE, out, "--backend-yaml", str(lazy_copy))
+    assert regenerated(result.stdout)[0] == 1 and "neg@Lazy" in result.stdout
+    delta = changed(before, snapshot(out))
+    assert delta["removed"] == {f"{LAZY}/ops/neg_ir.h"}
+    assert delta["different"] == {f"{LAZY}/ops/neg_native.h", f"{LAZY}/ops/neg_Lazy.cpp", f"{LAZY}/LazyIr.h"}
+    assert delta["added"] == set()
+
+
+def test_editing_a_non_native_node_rewrites_its_file_only(lazy_copy, tmp_path):
+    out = tmp_path / "gen"
+    before = first_build(lazy_copy, out)
+    edit(lazy_copy, "      - TreatScalarsAsConstants\n", "      - TreatScalarsAsConstants\n      - ShapeCompute\n")
+    edit(lazy_copy, "ScalarType type) -> Tensor", "ScalarType dtype) -> Tensor")
+    result = generate(NATIVE, out, "--backend-yaml", str(lazy_copy))
+    assert regenerated(result.stdout)[0] == 0
+    delta = changed(before, snapshot(out))
+    assert delta["different"] == {f"{LAZY}/LazyNonNativeIr.h"} and not delta["added"] and not delta["removed"]
+
+
+def test_lazy_files_do_not_depend_on_hash_seed(tmp_path):
+    generate(NATIVE, tmp_path / "a", "--backend-yaml", LAZY_YAML, "--no-cache")
+    result = run_generate(NATIVE, tmp_path / "b", "--backend-yaml", LAZY_YAML, "--no-cache", hashseed="12345")
+    assert result.returncode == 0, result.stderr
+    a, b = snapshot(tmp_path / "a"), snapshot(tmp_path / "b")
+    assert {p: e[0] for p, e in a.items()} == {p: e[0] for p, e in b.items()}
+
+
+def test_pytorch_lazy_yaml_declares_gen_lazy_tensors_178_classes(real_data_dir, tmp_path):
+    ts_yaml = os.path.join(os.path.dirname(real_data_dir), "pytorch-lazy", "ts_native_functions.yaml")
+    if not os.path.isfile(ts_yaml):
+        pytest.skip(f"PyTorch's lazy backend yaml not found at {ts_yaml}")
+    out = tmp_path / "gen"
+    generate(os.path.join(real_data_dir, "native_functions.yaml"), out, "--backend-yaml", ts_yaml,
+             "--tags", os.path.join(real_data_dir, "tags.yaml"), "--keys", "CPU")
+    root = out / LAZY
+    native = [c for name in sorted(os.listdir(root / "ops")) if name.endswith("_ir.h")
+              for c in classes((root / "ops" / name).read_text())]
+    non_native = classes((root / "LazyNonNativeIr.h").read_text())
+    assert (len(native), len(set(native)), len(non_native)) == (162, 162, 16)
+    gelu = (root / "ops" / "gelu_ir.h").read_text()
+    assert "std::string approximate_;" in gelu  # strings owned, never a string_view (PR 75527)
+    assert "std::optional<std::string> rounding_mode_;" in (root / "ops" / "div_ir.h").read_text()
+    assert "size_t tensors_count_;" in (root / "ops" / "cat_ir.h").read_text()
+    assert "namespace torch::lazy {" in gelu and "using namespace ::op::lazy;" in gelu
