@@ -97,11 +97,12 @@ class BackendGroupCodegen:
     def _backend_wrappers(self) -> list[Wrapper]:
         key = self.backend.backend_key
         listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
-        wrappers = []
+        # A lazy backend's generated kernels first: the derived out= / in-place wrappers call them.
+        wrappers = [replace(_base("generated", key, f), body=tuple(native_body(f, self.backend.ir_node(f.func.name),
+                                                                             self.backend.cpp_namespace)))
+                    for f in self.group.functions if f.func.name in listed and self.ir.is_full_codegen(f)]
         for f in self.group.functions:
             if f.func.name in listed and self.ir.is_full_codegen(f):
-                node = self.backend.ir_node(f.func.name)
-                wrappers.append(replace(_base("generated", key, f), body=tuple(native_body(f, node, self.backend.cpp_namespace))))
                 continue
             if f.func.name in listed:
                 wrappers.append(self._direct(key, f, listed[f.func.name]))

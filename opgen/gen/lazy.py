@@ -15,6 +15,7 @@ The generated code is written against the runtime in csrc/backends/lazy/ir.h.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -40,11 +41,18 @@ def is_lazy(backend: BackendYaml) -> bool:
     return backend.backend_key is DispatchKey.Lazy
 
 
+# Runtime types an attribute may have, qualified: a node class may share their name (non-native
+# `scalar` is class Scalar, as torchgen names it) and would hide them inside its own body.
+_RUNTIME_TYPES = re.compile(r"(?<![:\w])(Scalar|ScalarType|Layout|Device|MemoryFormat|QScheme|Dimname|Stream|DimVector|"
+                            r"Generator|Storage|GraphModule|TensorBase)\b")
+
+
 def owned_type(t: Type) -> str:
     """The C++ type a node stores an argument in: no views (ArrayRef, string_view) of the caller's data."""
     cpp = value_type(t)
-    return (cpp.replace("IntArrayRef", "std::vector<int64_t>").replace("ArrayRef<", "std::vector<")
-            .replace("std::string_view", "std::string"))
+    cpp = (cpp.replace("IntArrayRef", "std::vector<int64_t>").replace("ArrayRef<", "std::vector<")
+           .replace("std::string_view", "std::string"))
+    return _RUNTIME_TYPES.sub(r"::op::\1", cpp)
 
 
 def operand_kind(t: Type) -> Optional[str]:
