@@ -24,18 +24,10 @@ import time
 
 _TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(_TESTS, "codegen")]
-from bench_registrations import run_torchgen  # noqa: E402
+from bench_registrations import run_opgen, run_torchgen  # noqa: E402
 from functionalization_sets import (KNOWN_DIFFERENCES, opgen_functionalize, torchgen_functionalize,  # noqa: E402
                                     write_reference)
 from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
-
-
-def run_opgen(yaml_path: str, tags_path: str, out: str, work: str) -> float:
-    env = dict(os.environ, OPGEN_CACHE_DIR=os.path.join(work, "opgen-cache"))
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "opgen", "generate", yaml_path, "--tags", tags_path, "--keys", "Functionalize",
-                    "--out", out, "--no-cache"], cwd=REPO, env=env, check=True, capture_output=True, text=True)
-    return time.perf_counter() - start
 
 
 def report_sets(ours: set[str], errors: dict[str, str], theirs: set[str] | None) -> None:
@@ -97,7 +89,7 @@ def main() -> int:
     work = args.work or tempfile.mkdtemp(prefix="bench-functionalize-")
     ours_dir, theirs_dir = os.path.join(work, "opgen"), os.path.join(work, "torchgen")
     try:
-        seconds = run_opgen(yaml_path, tags_path, ours_dir, work)
+        seconds = run_opgen(yaml_path, tags_path, ours_dir, work, keys=("Functionalize",))
     except subprocess.CalledProcessError as exc:
         print(f"opgen failed:\n{exc.stderr}")
         return 1
