@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
+from pathlib import Path
 from typing import Optional
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,9 +103,16 @@ def ccache_stats(ccache_dir=None) -> dict[str, int]:
     return {name: int(value) for name, value in pairs if value.strip().isdigit()}
 
 
+def ccache_log_stats(stats_log) -> dict[str, int]:
+    """The counters ccache wrote to ``stats_log`` (CCACHE_STATSLOG): only the compiles of the builds
+    that logged there, whatever else shares the cache."""
+    lines = Path(stats_log).read_text().splitlines() if os.path.exists(stats_log) else []
+    return dict(Counter(line for line in lines if line and not line.startswith("#")))
+
+
 def ccache_hits(stats: dict[str, int]) -> int:
     """Local hits of either mode (direct: the manifest matched; preprocessed: the preprocessor output did)."""
-    return stats["direct_cache_hit"] + stats["preprocessed_cache_hit"]
+    return stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0)
 
 
 def zero_ccache_stats(ccache_dir=None) -> None:
