@@ -58,8 +58,9 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
     lineage = digest(_FORMAT, name.encode(), tags_bytes, (tags_name or "").encode(), model_code)
     previous = _read_latest(cache_dir, lineage) if cache_dir else None
-    model = (_reparse_edited(yaml_bytes, name, valid_tags, key, previous) if previous is not None else None) \
-        or _parse_whole(yaml_bytes, name, valid_tags, key)
+    items = _top_level_items(yaml_bytes)
+    model = (_reparse_edited(items, name, valid_tags, previous) if previous is not None and items is not None else None) \
+        or _parse_whole(yaml_bytes, items, name, valid_tags)
     model.variant_groups, model.view_groups, model.operator_groups  # noqa: B018 - cache the groupings too
     if cache_dir:
         _write_entry(_model_path(cache_dir, key), model)
@@ -67,23 +68,25 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     return model
 
 
-def _parse_whole(yaml_bytes: bytes, name: str, valid_tags: frozenset[str], key: str) -> Model:
-    document = load_bytes(yaml_bytes, name)
-    items = top_level_items(yaml_bytes.decode("utf-8"))
-    parsed, errors, unparsed = parse_entries(document, name, valid_tags)
-    digests = _entry_digests(items, parsed) if items is not None and not errors.diagnostics else None
-    return assemble_model(name, parsed, errors, unparsed, fingerprint=key, entry_digests=digests)
-
-
-def _reparse_edited(yaml_bytes: bytes, name: str, valid_tags: frozenset[str], key: str, previous: Model) -> Optional[Model]:
-    """The model of an edited yaml from ``previous`` plus the entries whose text is new; None
-    when the file must be parsed whole (its shape, or any problem in it)."""
+def _top_level_items(yaml_bytes: bytes) -> Optional[list[tuple[int, str]]]:
+    """The file's entries split as text; None when it is not UTF-8 (the whole parse says so) or
+    not a plain top-level list."""
     try:
-        items = top_level_items(yaml_bytes.decode("utf-8"))
+        return top_level_items(yaml_bytes.decode("utf-8"))
     except UnicodeDecodeError:
         return None
-    if items is None:
-        return None
+
+
+def _parse_whole(yaml_bytes: bytes, items: Optional[list[tuple[int, str]]], name: str, valid_tags: frozenset[str]) -> Model:
+    document = load_bytes(yaml_bytes, name)
+    parsed, errors, unparsed = parse_entries(document, name, valid_tags)
+    digests = _entry_digests(items, parsed) if items is not None and not errors.diagnostics else None
+    return assemble_model(name, parsed, errors, unparsed, entry_digests=digests)
+
+
+def _reparse_edited(items: list[tuple[int, str]], name: str, valid_tags: frozenset[str], previous: Model) -> Optional[Model]:
+    """The model of an edited yaml from ``previous`` plus the entries whose text is new; None
+    when the file must be parsed whole (any problem in it)."""
     known = {entry_digest: previous.by_name[op] for op, entry_digest in previous.entry_digests.items()}
     tables = _kernel_tables(previous)
     parsed: list[ParsedEntry] = []
@@ -97,7 +100,7 @@ def _reparse_edited(yaml_bytes: bytes, name: str, valid_tags: frozenset[str], ke
         parsed.append(entry)
         digests[entry[0].func.name] = entry_digest
     try:
-        return assemble_model(name, parsed, fingerprint=key, entry_digests=digests)
+        return assemble_model(name, parsed, entry_digests=digests)
     except OpgenError:
         return None  # the whole parse reports it, with every other problem of the file
 

@@ -28,9 +28,6 @@ class Model:
     source: str
     functions: tuple[NativeFunction, ...]  # yaml order, generated functions last
     indices: dict[DispatchKey, BackendIndex]
-    # Digest of the yaml and tags bytes and opgen's model code (set by the parse cache; "" when
-    # unknown): what is derived from the model alone may be remembered under it.
-    fingerprint: str = field(default="", compare=False)
     # Digest of the yaml text each function was parsed from (set by the parse cache; generated
     # functions have none): what is derived from one entry alone may be remembered under it.
     entry_digests: Mapping[OperatorName, str] = field(default_factory=dict, compare=False)
@@ -94,8 +91,8 @@ def load_model(yaml_path: str, tags_path: Optional[str] = None, *, display_name:
 ParsedEntry = tuple[NativeFunction, KernelTable]
 
 
-def build_model(document, name: str, valid_tags: frozenset[str], fingerprint: str = "") -> Model:
-    return assemble_model(name, *parse_entries(document, name, valid_tags), fingerprint=fingerprint)
+def build_model(document, name: str, valid_tags: frozenset[str]) -> Model:
+    return assemble_model(name, *parse_entries(document, name, valid_tags))
 
 
 def parse_entries(document, name: str, valid_tags: frozenset[str]) -> tuple[list[ParsedEntry], DiagnosticCollector, set[str]]:
@@ -114,7 +111,7 @@ def parse_entries(document, name: str, valid_tags: frozenset[str]) -> tuple[list
 
 
 def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[DiagnosticCollector] = None,
-                   unparsed: Collection[str] = frozenset(), *, fingerprint: str = "",
+                   unparsed: Collection[str] = frozenset(), *,
                    entry_digests: Optional[Mapping[OperatorName, str]] = None) -> Model:
     """The model of entries parsed one by one (in yaml order): checks across entries, autogen,
     kernel indices and groupings. ``errors`` may already hold the entries' own problems."""
@@ -132,7 +129,7 @@ def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[Di
         errors.raise_if_any()
     functions.extend(fn for fn, _, _ in generated)
     kernels.extend((key, fn.func.name, meta) for fn, key, meta in generated)
-    model = Model(name, tuple(functions), build_indices(kernels), fingerprint, entry_digests or {})
+    model = Model(name, tuple(functions), build_indices(kernels), entry_digests or {})
     try:
         model.variant_groups, model.view_groups  # noqa: B018 - grouping validates
     except OpgenError as exc:
