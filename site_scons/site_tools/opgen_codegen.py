@@ -133,11 +133,11 @@ def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
     is missing, that one is declared too: SCons must see a group whose key is unchanged but
     whose file vanished out of date (one missing target is enough; a cold build declares one
     node per group, not one per file)."""
-    exists = [os.path.exists(os.path.join(out_dir, path)) for path in files[:1]]
-    if not all(exists):
-        return files[:1]
-    missing = next((path for path in files[1:] if not os.path.exists(os.path.join(out_dir, path))), None)
-    return files[:1] + ([missing] if missing else [])
+    first, others = files[0], files[1:]
+    if not os.path.exists(os.path.join(out_dir, first)):
+        return [first]
+    missing = next((path for path in others if not os.path.exists(os.path.join(out_dir, path))), None)
+    return [first, missing] if missing else [first]
 
 
 def _codegen(env, model, out_dir, config=None, node_per_file=True):
