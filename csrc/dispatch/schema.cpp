@@ -1,10 +1,10 @@
 #include "dispatch/schema.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "core/error.h"
+#include "dispatch/lexical.h"
 
 namespace op {
 
@@ -27,10 +27,7 @@ const std::set<std::string>& cpp_keywords() {
 
 const char* const kAugmented[] = {"add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or"};
 
-bool is_identifier(const std::string& s) {
-  static const std::regex re("^[A-Za-z_][A-Za-z0-9_]*$");
-  return std::regex_match(s, re);
-}
+bool is_identifier(const std::string& s) { return lexical::is_identifier(s); }
 
 // __add__, __iadd__: a dunder's base has no underscores (as opgen's `^__([^_]+)__$`).
 bool is_dunder(const std::string& name) {
@@ -66,13 +63,17 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
 }
 
 AliasAnnotation parse_annotation(const std::string& text) {
-  static const std::regex re(R"(^([a-z](?:\|[a-z])*)(!?)(?: -> (\*|[a-z](?:\|[a-z])*))?$)");
-  std::smatch m;
-  OP_CHECK(std::regex_match(text, m, re), "bad alias annotation '(", text, ")'; expected e.g. (a), (a!) or (a -> *)");
+  // SET, SET!, or either followed by " -> SET" or " -> *"
+  std::string before = text, after;
+  bool has_after = rpartition(text, " -> ", before, after);
+  bool is_write = !before.empty() && before.back() == '!';
+  std::string set = is_write ? before.substr(0, before.size() - 1) : before;
+  OP_CHECK(lexical::is_alias_set(set) && (!has_after || after == "*" || lexical::is_alias_set(after)),
+           "bad alias annotation '(", text, ")'; expected e.g. (a), (a!) or (a -> *)");
   AliasAnnotation a;
-  a.alias_set = split_on(m[1].str(), '|');
-  a.is_write = m[2].str() == "!";
-  if (m[3].matched) a.alias_set_after = split_on(m[3].str(), '|');
+  a.alias_set = split_on(set, '|');
+  a.is_write = is_write;
+  if (has_after) a.alias_set_after = split_on(after, '|');
   return a;
 }
 
@@ -230,8 +231,7 @@ OperatorName OperatorName::parse(const std::string& text) {
   result.name = rest.substr(0, dot);
   if (dot != std::string::npos) {
     result.overload = rest.substr(dot + 1);
-    static const std::regex overload_re("^[A-Za-z0-9_]+$");
-    OP_CHECK(std::regex_match(result.overload, overload_re), "overload name '", result.overload, "' in '", text,
+    OP_CHECK(lexical::is_word(result.overload), "overload name '", result.overload, "' in '", text,
              "' must be letters, digits and '_'");
   }
   const std::string& name = result.name;
@@ -267,8 +267,7 @@ FunctionSchema FunctionSchema::parse(const std::string& text) {
   std::string head = text.substr(0, open);
   size_t colons = head.find("::");
   std::string unqualified = colons == std::string::npos ? head : head.substr(colons + 2);
-  static const std::regex qualified_re(R"(^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$)");
-  OP_CHECK(std::regex_match(unqualified, qualified_re), "operator name '", head,
+  OP_CHECK(lexical::is_qualified_name(unqualified), "operator name '", head,
            "' must be an identifier with an optional '.overload' (letters, digits, '_')");
   FunctionSchema schema;
   schema.name_ = OperatorName::parse(head);

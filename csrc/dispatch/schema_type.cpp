@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 #include <vector>
 
 #include "core/error.h"
+#include "dispatch/lexical.h"
 
 namespace op {
 
@@ -17,19 +17,6 @@ const char* const kBaseNames[] = {
     "DeviceIndex", "MemoryFormat", "Generator", "Dimname", "Storage", "Stream", "QScheme", "GraphModule", "DimVector",
 };
 constexpr int kNumBaseTypes = sizeof(kBaseNames) / sizeof(kBaseNames[0]);
-
-const std::regex& int_re() {
-  static const std::regex re("^-?[0-9]+$");
-  return re;
-}
-const std::regex& float_re() {
-  static const std::regex re(R"(^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$|^-?inf$|^nan$)");
-  return re;
-}
-const std::regex& string_re() {
-  static const std::regex re(R"(^("([^"\\]|\\.)*"|'([^'\\]|\\.)*')$)");
-  return re;
-}
 
 // Symbolic defaults the C++ API understands, per base type (as in opgen/model/defaults.py),
 // with the value each boxes to; -1 marks names this runtime cannot represent.
@@ -63,11 +50,11 @@ bool is_int_like(BaseTy t) { return t == BaseTy::Int || t == BaseTy::SymInt || t
 
 bool fits_base(BaseTy ty, const std::string& text) {
   if (find_named(ty, text)) return true;
-  if (is_int_like(ty)) return std::regex_match(text, int_re());
-  if (ty == BaseTy::Float) return std::regex_match(text, float_re());
+  if (is_int_like(ty)) return lexical::is_int_literal(text);
+  if (ty == BaseTy::Float) return lexical::is_float_literal(text);
   if (ty == BaseTy::Bool || ty == BaseTy::SymBool) return text == "True" || text == "False";
-  if (ty == BaseTy::Scalar) return std::regex_match(text, float_re()) || text == "True" || text == "False";
-  if (ty == BaseTy::Str) return std::regex_match(text, string_re());
+  if (ty == BaseTy::Scalar) return lexical::is_float_literal(text) || text == "True" || text == "False";
+  if (ty == BaseTy::Str) return lexical::is_quoted_string(text);
   return false;
 }
 
@@ -122,7 +109,7 @@ IValue base_default(BaseTy ty, const std::string& text) {
     case BaseTy::SymBool: return IValue(text == "True");
     case BaseTy::Scalar:
       if (text == "True" || text == "False") return IValue(Scalar(text == "True"));
-      if (std::regex_match(text, int_re())) return IValue(Scalar(static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10))));
+      if (lexical::is_int_literal(text)) return IValue(Scalar(static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10))));
       return IValue(Scalar(parse_double(text)));
     case BaseTy::Str: return IValue(unquote(text));
     default: fail(str("default '", text, "' of type ", to_string(ty), " is not supported by this runtime"));

@@ -40,7 +40,7 @@ Reg def(const char* schema, const char* other_schema) {
   return {schema, [=](Dispatcher& d) { return d.def(schema, "def"); },
           [=](Dispatcher& d) { return d.def(other_schema, "twin def"); }};
 }
-Reg impl(const char* name, DispatchKey key, KernelFunction k, const char* label) {
+Reg kernel_at(const char* name, DispatchKey key, KernelFunction k, const char* label) {
   return {label, [=](Dispatcher& d) { return d.impl(name, key, k, label); },
           [=](Dispatcher& d) { return d.impl(name, key, k, "twin"); }};
 }
@@ -157,10 +157,10 @@ void run_all_orders(const std::vector<Reg>& regs, const std::vector<std::string>
 TEST(permutations_def_impls_alias_fallback_fallthrough) {
   std::vector<Reg> regs = {
       def("perm::op(Tensor x) -> Tensor", "perm::op(Tensor x, int n) -> Tensor"),
-      impl("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
-      impl("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
+      kernel_at("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
+      kernel_at("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
       fallback(DispatchKey::XLA, KernelFunction::make_boxed<&boxed_marker>(), "xla_fallback"),
-      impl("perm::op", DispatchKey::AutogradCPU, KernelFunction::fallthrough(), "autograd_cpu_ft"),
+      kernel_at("perm::op", DispatchKey::AutogradCPU, KernelFunction::fallthrough(), "autograd_cpu_ft"),
   };
   Stats stats;
   run_all_orders(regs, {"perm::op"}, stats);
@@ -171,9 +171,9 @@ TEST(permutations_def_impls_alias_fallback_fallthrough) {
 TEST(permutations_explicit_autograd_schema_impl_keywide_fallthrough_two_ops) {
   std::vector<Reg> regs = {
       def("perm::op(Tensor x) -> Tensor", "perm::op(Tensor y) -> Tensor"),
-      impl("perm::op(Tensor x) -> Tensor", DispatchKey::Meta, KernelFunction::make_boxed<&boxed_marker>(), "meta_with_schema"),
-      impl("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
-      impl("perm::op", DispatchKey::Autograd, KernelFunction::make<&marked<4>>(), "autograd"),
+      kernel_at("perm::op(Tensor x) -> Tensor", DispatchKey::Meta, KernelFunction::make_boxed<&boxed_marker>(), "meta_with_schema"),
+      kernel_at("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
+      kernel_at("perm::op", DispatchKey::Autograd, KernelFunction::make<&marked<4>>(), "autograd"),
       fallback(DispatchKey::CPU, KernelFunction::fallthrough(), "cpu_ft_fallback"),
   };
   // Fallbacks are shared by all operators: run the set again with the def swapped for a
@@ -189,10 +189,10 @@ TEST(permutations_explicit_autograd_schema_impl_keywide_fallthrough_two_ops) {
 TEST(permutations_sampled_from_seven_registrations) {
   std::vector<Reg> regs = {
       def("perm::op(Tensor x) -> Tensor", "perm::op(Tensor x, int n) -> Tensor"),
-      impl("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
-      impl("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
-      impl("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
-      impl("perm::op", DispatchKey::Autograd, KernelFunction::make<&marked<4>>(), "autograd"),
+      kernel_at("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
+      kernel_at("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
+      kernel_at("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
+      kernel_at("perm::op", DispatchKey::Autograd, KernelFunction::make<&marked<4>>(), "autograd"),
       fallback(DispatchKey::XLA, KernelFunction::make_boxed<&boxed_marker>(), "xla_fallback"),
       fallback(DispatchKey::AutogradCPU, KernelFunction::fallthrough(), "autograd_cpu_ft"),
   };
@@ -214,10 +214,10 @@ TEST(permutations_sampled_from_seven_registrations) {
 TEST(permutations_non_functional_explicit_implicit_cpu) {
   std::vector<Reg> regs = {
       def("perm::op(Tensor x) -> Tensor", "perm::op(Tensor x, int n) -> Tensor"),
-      impl("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
-      impl("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
-      impl("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
-      impl("perm::op", DispatchKey::CompositeExplicitAutogradNonFunctional, KernelFunction::make<&marked<5>>(),
+      kernel_at("perm::op", DispatchKey::CPU, KernelFunction::make<&marked<1>>(), "cpu"),
+      kernel_at("perm::op", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&marked<2>>(), "implicit"),
+      kernel_at("perm::op", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&marked<3>>(), "explicit"),
+      kernel_at("perm::op", DispatchKey::CompositeExplicitAutogradNonFunctional, KernelFunction::make<&marked<5>>(),
            "non_functional"),
   };
   Stats stats;

@@ -23,6 +23,7 @@ import argparse
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -60,8 +61,9 @@ def our_matrix(work: str) -> list[list[str]]:
         apply_edit(pathlib.Path(project), edit)
         start = time.perf_counter()
         # --ccache=off (it changes no signature): the edit's objects really compile, even where
-        # the edit-matrix tests left them in ccache.
-        build = scons(pathlib.Path(project), "--ccache=off", target=None)
+        # the edit-matrix tests left them in ccache. --pch=off: the tree was built through ccache,
+        # so without a precompiled header, and its objects keep those commands.
+        build = scons(pathlib.Path(project), "--ccache=off", "--pch=off", target=None)
         seconds = time.perf_counter() - start
         if build.result.returncode:
             raise RuntimeError(f"{edit.name}: the build failed:\n" + build.output[-2000:])
@@ -229,14 +231,15 @@ def _tree_at(rev: str, where: str) -> str:
     return where
 
 
-def _cold_build(project: str) -> tuple[float, int]:
+def _cold_build(project: str) -> tuple[float, int, str]:
+    """Seconds, compiles and the build's output (its command lines)."""
     cache = os.path.join(project, "cold-cache")  # an empty codegen cache: render everything
     start = time.perf_counter()
     run = run_scons(project, "-j2", "--ccache=off", env={"OPGEN_CACHE_DIR": cache}, timeout=None)
     seconds = time.perf_counter() - start
     if run.returncode:
         raise RuntimeError(f"cold build of {project} failed:\n{(run.stdout + run.stderr)[-2000:]}")
-    return seconds, len(re.findall(r" -c ", run.stdout))
+    return seconds, len(re.findall(r" -c ", run.stdout)), run.stdout
 
 
 def _units_of(project: str, group: str) -> list[str]:
@@ -248,15 +251,23 @@ def _units_of(project: str, group: str) -> list[str]:
     return [os.path.join(ops, unit)] if unit in names else [os.path.join(ops, n) for n in names]
 
 
-def _compile_figures(project: str, sources: list[str]) -> tuple[int, float]:
-    flags = ["-std=c++17", "-O2", "-fPIC", "-Wall", "-DOP_ASSERT_NO_TENSOR_METHODS", "-DOP_WITH_CUDA",
-             "-I" + os.path.join(project, "csrc"), "-I" + os.path.join(project, GEN)]
+def _compile_figures(project: str, build_log: str, sources: list[str]) -> tuple[int, float]:
+    """Preprocessed lines and compile seconds of each source, compiled by the command the tree's
+    own build ran (its flags, optimisation level and precompiled header)."""
     lines, seconds = 0, 0.0
     for source in sources:
-        pre = subprocess.run(["g++", "-E", *flags, source], capture_output=True, text=True, check=True).stdout
+        relative = os.path.relpath(source, project)
+        command = next((shlex.split(line) for line in build_log.splitlines()
+                        if " -c " in line and line.rstrip().endswith(" " + relative)), None)
+        if command is None:
+            raise RuntimeError(f"the cold build of {project} did not compile {relative}")
+        out = command.index("-o")
+        to_null = command[:out] + ["-o", os.devnull] + command[out + 2:]
+        preprocess = [arg for arg in to_null if arg != "-c"] + ["-E"]
+        pre = subprocess.run(preprocess, cwd=project, capture_output=True, text=True, check=True).stdout
         lines += pre.count("\n")
         start = time.perf_counter()
-        subprocess.run(["g++", "-c", *flags, source, "-o", os.devnull], check=True, capture_output=True)
+        subprocess.run(to_null, cwd=project, check=True, capture_output=True)
         seconds += time.perf_counter() - start
     return lines, seconds
 
@@ -266,15 +277,16 @@ def cold(work: str, baseline: str) -> tuple[list[list[str]], list[list[str]]]:
     after = copy_project(_fresh(os.path.join(work, "cold-after")))
     builds, units = [], []
     try:
+        logs = {}
         for label, project in ((f"before ({baseline})", before), ("after (this tree)", after)):
-            seconds, compiles = _cold_build(project)
+            seconds, compiles, logs[project] = _cold_build(project)
             builds.append([label, str(compiles), f"{seconds:.0f}"])
         builds.append(["after / before", "", f"{float(builds[1][2]) / float(builds[0][2]):.2f}x"])
         for group in TYPICAL_GROUPS:
             row = [group]
             for project in (before, after):
                 sources = _units_of(project, group)
-                lines, seconds = _compile_figures(project, sources)
+                lines, seconds = _compile_figures(project, logs[project], sources)
                 row += [str(len(sources)), f"{lines:,}", f"{seconds:.1f}"]
             units.append(row)
     finally:
@@ -312,7 +324,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             builds, units = cold(work, args.baseline)
             print("\nCold default build, `scons -j2 --ccache=off` (the whole library, tests and bindings), one after the other\n")
             print(render_table(["tree", "compiles", "wall s"], builds, "<>>"))
-            print("\nGenerated translation units compiled for a group: count, preprocessed lines, g++ -O2 seconds\n")
+            print("\nGenerated translation units compiled for a group: count, preprocessed lines, seconds to compile "
+                  "with the command its build ran\n")
             print(render_table(["group", "before TUs", "before lines", "before s", "after TUs", "after lines", "after s"],
                                units, "<>>>>>>"))
         return 0
