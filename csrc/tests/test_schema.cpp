@@ -1,4 +1,5 @@
 // The C++ schema parser: the same language, canonical forms and errors as opgen's.
+#include "dispatch/lexical.h"
 #include "dispatch/schema.h"
 #include "tests/harness.h"
 
@@ -117,4 +118,41 @@ TEST(schema_types_match_ivalues) {
   CHECK(ivalue_matches(IValue(0), parse_type("MemoryFormat?")));
   CHECK(!ivalue_matches(IValue(0), parse_type("Generator?")));
   CHECK_EQ(parse_type("SymInt[]?").boxed_kind(), "int[]?");
+}
+
+// The parser's token checks (dispatch/lexical.h), case by case: they replaced regular
+// expressions, so each accepts exactly what the expression did.
+TEST(lexical_token_shapes) {
+  using namespace op::lexical;
+  CHECK(is_identifier("add") && is_identifier("_foo9") && !is_identifier("9a") && !is_identifier("") &&
+        !is_identifier("a-b"));
+  CHECK(is_word("9a") && is_word("Tensor_mode") && !is_word("") && !is_word("a.b"));
+  CHECK(is_qualified_name("add.Tensor") && is_qualified_name("add") && is_qualified_name("add.9") &&
+        !is_qualified_name("add.") && !is_qualified_name(".Tensor") && !is_qualified_name("a.b.c"));
+  CHECK(is_int_literal("0") && is_int_literal("-12") && !is_int_literal("-") && !is_int_literal("1.0") &&
+        !is_int_literal(""));
+  const char* floats[] = {"1", "-1", "1.", "1.5", ".5", "-.5", "1e-05", "2E+3", "1.5e3", "inf", "-inf", "nan"};
+  for (const char* text : floats) CHECK(is_float_literal(text));
+  const char* not_floats[] = {"", ".", "-", "e5", "1e", "1e+", "--1", "-nan", "1.5.2", "infinity", "1f"};
+  for (const char* text : not_floats) CHECK(!is_float_literal(text));
+  CHECK(is_quoted_string("\"sum\"") && is_quoted_string("'a'") && is_quoted_string("\"\"") &&
+        is_quoted_string("\"a\\\"b\""));
+  CHECK(!is_quoted_string("\"a") && !is_quoted_string("'a\"") && !is_quoted_string("\"a\"b\"") &&
+        !is_quoted_string("\"a\\\"") && !is_quoted_string("\""));
+  CHECK(is_alias_set("a") && is_alias_set("a|b") && !is_alias_set("a|") && !is_alias_set("A") &&
+        !is_alias_set("ab") && !is_alias_set(""));
+}
+
+TEST(alias_annotations_parse_without_regex) {
+  auto annotation_of = [](const std::string& text) { return FunctionSchema::parse(text).arguments()[0].annotation; };
+  auto write = annotation_of("f(Tensor(a!) self) -> Tensor(a!)");
+  CHECK(write && write->is_write && write->alias_set == std::vector<std::string>{"a"} && write->alias_set_after.empty());
+  auto after = annotation_of("f(Tensor(a -> *) self) -> Tensor(a)[]");
+  CHECK(after && !after->is_write && after->alias_set_after == std::vector<std::string>{"*"});
+  auto both = annotation_of("f(Tensor(a|b! -> b) self) -> Tensor(a)");
+  CHECK(both && both->is_write && both->alias_set == (std::vector<std::string>{"a", "b"}) &&
+        both->alias_set_after == std::vector<std::string>{"b"});
+  const char* bad[] = {"f(Tensor(A) self) -> Tensor", "f(Tensor(a -> ) self) -> Tensor", "f(Tensor(a!!) self) -> Tensor",
+                       "f(Tensor(a|) self) -> Tensor"};
+  for (const char* text : bad) CHECK_THROWS(FunctionSchema::parse(text), "bad alias annotation");
 }
