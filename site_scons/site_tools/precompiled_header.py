@@ -5,16 +5,18 @@ Construction variables:
 
 ``env.UsePrecompiledHeader(source, name, build_dir)`` compiles the header ``source``, which the
 sources include as ``name`` (e.g. "dispatch/precompiled.h"), with this environment's C++ flags
-into ``build_dir/<name>.gch`` and makes every later C++ object of ``env`` force-include it.
-Returns the .gch node (every C++ object the environment or its clones build then depends on it:
-SCons' scanner cannot see -include), or None when precompiling is off. GCC looks for ``<header>.gch`` in each include
-directory before the header itself, so ``build_dir`` is put first in CPPPATH; when the .gch does
-not fit (other flags or defines) GCC says so (-Winvalid-pch) and parses the header instead.
+into ``build_dir/<name>.gch``; while precompiling is active, every later C++ object of ``env``
+force-includes it. GCC looks for ``<name>.gch`` in each include directory before the header
+itself, so ``build_dir`` is put first in CPPPATH; when the .gch does not fit (other flags or
+defines) GCC says so (-Winvalid-pch) and parses the header instead. Returns the .gch node.
 
 Why not always: ccache cannot hash a .gch portably (it needs pch sloppiness and the .gch embeds
-the checkout's paths) and distcc cannot ship one, so with either, the objects stay exactly the
-commands they are without it and the cache does the saving. Objects compiled with the header
-forced in include their own headers too, so a build with the header off compiles as well.
+the checkout's paths) and distcc cannot ship one, so with either, objects are compiled without it
+and the cache does the saving. Sources include their own headers too, so the objects are the same
+either way: the -include flags sit between $( $), outside build signatures, and every object
+depends on the .gch in every mode (it is built even when unused, ~3 s). So switching ccache,
+distcc or --pch on or off rebuilds nothing, as with the ccache wrapper, while an edit to a header
+the .gch includes rebuilds every object compiled with it.
 """
 import os
 
@@ -44,12 +46,11 @@ def _active(env):
 
 
 def _use(env, source, name, build_dir):
-    if not _active(env):
-        return None
     # Built from a copy of the environment as it is now: the header never force-includes itself.
     gch = env.Clone().PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
     env.Prepend(CPPPATH=[build_dir])
-    env.Append(CCFLAGS=["-Winvalid-pch", "-include", name])
+    if _active(env):
+        env.Append(CCFLAGS=["$(", "-Winvalid-pch", "-include", name, "$)"])
     env["PCH_NODE"] = gch
     return gch
 

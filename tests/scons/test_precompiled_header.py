@@ -1,6 +1,7 @@
 """The precompiled_header site tool, through real SCons builds of a tiny C++ project: the .gch is
 built from the environment's flags, used by every object (GCC would say otherwise through
--Winvalid-pch), rebuilt with what it includes, and off wherever ccache or distcc compiles."""
+-Winvalid-pch), rebuilt with what it includes, unused wherever ccache or distcc compiles, and
+switching it on or off rebuilds nothing."""
 import os
 import shutil
 
@@ -94,9 +95,18 @@ def test_auto_is_off_when_ccache_compiles(project):
         pytest.skip("ccache is not installed")
     result = build(project, "ccache=on")
     assert "pch active: False" in result.stdout
-    assert compiled(result) == ["src/a.os", "src/b.os"]
     assert "-include" not in result.stdout
-    assert not (project / GCH).exists()
+    # Built all the same: the objects depend on it in every mode, so switching rebuilds nothing.
+    assert compiled(result) == sorted([GCH, "src/a.os", "src/b.os"])
+
+
+@pytest.mark.parametrize("switch", [("ccache=on", "ccache=off"), ("pch=on", "pch=off"), ("pch=off", "pch=auto")])
+def test_switching_modes_rebuilds_nothing(project, switch):
+    if shutil.which("ccache") is None and "ccache=on" in switch:
+        pytest.skip("ccache is not installed")
+    first, second = switch
+    build(project, first)
+    assert compiled(build(project, second)) == []
 
 
 def test_auto_is_on_without_ccache(project):
@@ -106,7 +116,7 @@ def test_auto_is_on_without_ccache(project):
 
 def test_off_compiles_each_source_alone(project):
     result = build(project, "pch=off")
-    assert compiled(result) == ["src/a.os", "src/b.os"] and "-include" not in result.stdout
+    assert compiled(result) == sorted([GCH, "src/a.os", "src/b.os"]) and "-include" not in result.stdout
 
 
 def test_on_with_ccache_stops_with_exit_status_2(project):
