@@ -10,6 +10,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
+from . import __version__
 from .errors import Location, OpgenError
 
 
@@ -27,6 +28,7 @@ def _existing_file(path: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m opgen", description="Incremental operator code generation.")
+    parser.add_argument("--version", action="version", version=f"opgen {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     model = commands.add_parser("model", help="parse and validate a native_functions.yaml; print a summary or JSON")
     model.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")

@@ -41,4 +41,12 @@ def package_fingerprint(subdir: str = "") -> str:
 
 
 def default_cache_dir() -> str:
-    return os.environ.get("OPGEN_CACHE_DIR") or os.path.join(PROJECT_ROOT, "cache")
+    """$OPGEN_CACHE_DIR; else cache/ of the checkout opgen runs from (opgen/ beside SConstruct);
+    else, for an installed opgen, the user's cache directory (never inside site-packages)."""
+    configured = os.environ.get("OPGEN_CACHE_DIR")
+    if configured:
+        return configured
+    if os.path.isfile(os.path.join(PROJECT_ROOT, "SConstruct")):
+        return os.path.join(PROJECT_ROOT, "cache")
+    user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(user_cache, "opgen")

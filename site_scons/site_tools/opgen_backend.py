@@ -2,7 +2,8 @@
 
 ``env.OpgenBackend(model, name)`` reads yaml/<name>_native_functions.yaml against the model
 (stopping the build with exit status 2 on a bad file or an unknown name) and returns the
-opgen BackendYaml.  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
+opgen BackendYaml; ``env.OpgenBackendYaml(model, path)`` does the same for any backend yaml
+(a downstream build's).  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
 OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anything is linked
 when a kernel the generated registrations call is not defined by the backend's objects.  No
 opgen logic lives here.
@@ -36,11 +37,17 @@ def _backend(env, model, name):
     if name not in known:
         stop(None, f"--backend={name}: no such backend; available: {', '.join(known) or 'none'} "
                    f"(a backend needs {BACKEND_YAML.format(name='NAME')} and {BACKEND_SOURCES.format(name='NAME')}/)")
-    relative = BACKEND_YAML.format(name=name)
+    return _backend_yaml(env, model, "#" + BACKEND_YAML.format(name=name))
+
+
+def _backend_yaml(env, model, path):
+    """The backend yaml at ``path`` (a file or a path SCons resolves), read against ``model``."""
+    node = env.File(path)
+    shown = os.path.relpath(node.srcnode().abspath, env.Dir("#").abspath)
     try:
-        return parse_backend_yaml(env.File("#" + relative).abspath, model, display_name=relative)
+        return parse_backend_yaml(node.srcnode().abspath, model, display_name=shown)
     except OpgenError as exc:
-        stop(exc, f"invalid backend yaml {relative}; nothing was built")
+        stop(exc, f"invalid backend yaml {shown}; nothing was built")
 
 
 def _check_definitions(target, source, env):
@@ -73,6 +80,7 @@ def exists(env):
 
 def generate(env):
     env.AddMethod(_backend, "OpgenBackend")
+    env.AddMethod(_backend_yaml, "OpgenBackendYaml")
     env["BUILDERS"]["OpgenCheckDefinitions"] = env.Builder(
         action=env.Action(_check_definitions, strfunction=lambda target, source, env:
                           f"[opgen] check {env['OPGEN_BACKEND'].backend_key} kernel definitions"),

@@ -13,6 +13,8 @@ to the first overload whose schema accepts the arguments. Tensors also support +
 comparisons, in-place operators, abs(), basic indexing and bool()/int()/float().
 
 opdispatch.cuda says whether CUDA kernels were built and a device is present.
+opdispatch.load_library(path) loads a compiled operator library (opgen's OpgenOperatorLibrary);
+get_include() / get_library_dir() locate an installed runtime's headers and library.
 opdispatch.ops.<ns>.<op>[.<overload>] calls any registered operator, opdispatch.library
 registers operators and kernels, opdispatch.dispatcher inspects and steers dispatch.
 Runtime failures raise opdispatch.Error (a RuntimeError) whose message names the operator;
@@ -34,6 +36,8 @@ from opdispatch.creation import tensor  # noqa: F401
 from opdispatch import cuda, dispatcher, functionalization, library, ops  # noqa: F401
 from opdispatch.functionalization import from_functional, functionalize, is_functional, to_functional  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
+from opdispatch.loading import load_library  # noqa: F401
+from opdispatch.sdk import get_include, get_library_dir  # noqa: F401
 from opdispatch import functions as _functions
 from opdispatch.indexing import install_indexing as _install_indexing
 from opdispatch.operators import install_operators as _install_operators
@@ -55,7 +59,7 @@ globals().update({name: getattr(_C, name) for name in _RANDOM})
 __all__ = sorted(
     ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
      "register_device_type", "cuda", "dispatcher", "library", "ops", "functionalization", "functionalize",
-     "is_functional", "to_functional", "from_functional"]
+     "is_functional", "to_functional", "from_functional", "load_library", "get_include", "get_library_dir"]
     + _RANDOM
     + [name for name in _FUNCTIONS if not name.startswith("_")]
 )

@@ -1,0 +1,71 @@
+"""Loading a compiled operator library (e.g. one built by opgen's OpgenOperatorLibrary).
+
+    lib = opdispatch.load_library("build/libmyops.so")   # its static registrations run
+    opdispatch.ops.myops.scale(t, f=3.0)
+    lib.close()                                          # unloaded: its operators are gone
+
+A library stays loaded until close() (or a `with` block's end) or the end of the process,
+even when the handle is dropped: operators must not vanish because a return value was
+ignored. Each load_library call is one dlopen and each close() one dlclose, so a library
+loaded twice unloads with the second close().
+"""
+from __future__ import annotations
+
+import _ctypes
+import ctypes
+import errno
+import os
+
+from opdispatch import _C
+
+
+class LoadedLibrary:
+    """A handle to a library load_library loaded."""
+
+    def __init__(self, path: str, handle: int):
+        self.path = path
+        self._handle = handle
+
+    @property
+    def loaded(self) -> bool:
+        return self._handle is not None
+
+    def close(self) -> None:
+        """Unloads the library: its static registrations are undone (safe to call more than once)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _ctypes.dlclose(handle)
+
+    def __enter__(self) -> "LoadedLibrary":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LoadedLibrary({self.path!r}, {'loaded' if self.loaded else 'closed'})"
+
+
+def load_library(path) -> LoadedLibrary:
+    """Loads a shared library whose static initializers register operators and kernels.
+
+    Raises FileNotFoundError when there is no such file, OSError when the dynamic loader
+    refuses it (the loader's message: a missing symbol, a wrong architecture), and
+    opdispatch.Error when one of its registrations fails (an operator defined twice, ...);
+    in that case nothing of it stays registered.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(errno.ENOENT, "no such operator library", path)
+    earlier_errors = len(_C._static_registration_errors())
+    try:
+        # RTLD_LOCAL: two libraries' own symbols never interpose on each other; both bind to the
+        # libopdispatch.so this process already loaded, so they share its dispatcher.
+        library = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as exc:
+        raise OSError(f"cannot load operator library {path}: {exc}") from None
+    errors = _C._static_registration_errors()[earlier_errors:]
+    if errors:
+        _ctypes.dlclose(library._handle)  # its other registrations are undone with it
+        raise _C.Error(f"loading {path} failed:\n" + "\n".join(errors))
+    return LoadedLibrary(path, library._handle)

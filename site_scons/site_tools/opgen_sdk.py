@@ -1,0 +1,124 @@
+"""SCons tool: the dispatcher runtime as an SDK, installed (``scons install PREFIX=DIR``) and found
+again by downstream builds (the ``opgen`` tool).  The install layout lives here and only here:
+
+    PREFIX/include/opdispatch/     headers: core/, dispatch/, native/, the generated ops/*.h
+    PREFIX/lib/                    libopdispatch.so (and backend libraries)
+    PREFIX/lib/pythonX.Y/site-packages/opdispatch/
+                                   the Python package, with sdk.json: the directories above,
+                                   relative to the package (so the prefix can move)
+    PREFIX/share/opdispatch/       the runtime's operator yaml and tags.yaml (backend libraries
+                                   are validated against it)
+
+``env.OpgenInstallRuntime(prefix, libraries=..., python=..., headers=..., yaml=..., tags=...)``
+declares the copies and returns their nodes.  ``find_runtime(env)`` gives the ``Runtime`` a
+downstream build compiles against: ``$OPGEN_RUNTIME`` (a PREFIX; construction variable or
+environment), else the installed ``opdispatch`` package's sdk.json.  Not finding one stops the
+build with exit status 2 and says how to get one.
+"""
+import collections
+import importlib.util
+import json
+import os
+import sysconfig
+
+from stop_build import fail  # site_tools is on sys.path while tools load
+
+SDK_FILE = "sdk.json"
+Runtime = collections.namedtuple("Runtime", "include_dir library_dir yaml tags")
+
+
+def prefix_layout(prefix: str) -> dict:
+    """Absolute install directories under ``prefix``."""
+    prefix = os.path.abspath(prefix)
+    # posix_prefix: the layout of a venv or of `pip install --prefix`, so PREFIX=$VIRTUAL_ENV
+    # makes the package importable there (the interpreter's default scheme may be Debian's).
+    packages = sysconfig.get_path("platlib", "posix_prefix", {"base": prefix, "platbase": prefix})
+    share = os.path.join(prefix, "share", "opdispatch")
+    return {
+        "include": os.path.join(prefix, "include", "opdispatch"),
+        "lib": os.path.join(prefix, "lib"),
+        "package": os.path.join(packages, "opdispatch"),
+        "yaml": os.path.join(share, "native_functions.yaml"),
+        "tags": os.path.join(share, "tags.yaml"),
+    }
+
+
+def _sdk_text(layout: dict, has_tags: bool) -> str:
+    def relative(name):
+        return os.path.relpath(layout[name], layout["package"]).replace(os.sep, "/")
+
+    sdk = {"include": relative("include"), "lib": relative("lib"), "yaml": relative("yaml"),
+           "tags": relative("tags") if has_tags else None}
+    return json.dumps(sdk, indent=2, sort_keys=True) + "\n"
+
+
+def _write_sdk_file(target, source, env):
+    with open(target[0].abspath, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(source[0].read())
+    return 0
+
+
+def _install(env, prefix, libraries=(), python=(), headers=(), yaml=None, tags=None):
+    """``headers``: (root directory, header nodes) pairs; each header keeps its path below its root."""
+    layout = prefix_layout(env.subst(prefix))
+    nodes = env.Install(layout["lib"], libraries) + env.Install(layout["package"], python)
+    for root, files in headers:
+        root_dir = env.Dir(root)
+        targets = [os.path.join(layout["include"], node.get_path(root_dir)) for node in files]
+        nodes += env.InstallAs(targets, files)
+    if yaml is not None:
+        nodes += env.InstallAs(layout["yaml"], yaml)
+    if tags is not None:
+        nodes += env.InstallAs(layout["tags"], tags)
+    nodes += env.Command(os.path.join(layout["package"], SDK_FILE), env.Value(_sdk_text(layout, tags is not None)),
+                         env.Action(_write_sdk_file, "[opgen] runtime SDK description -> $TARGET"))
+    return nodes
+
+
+def _runtime_of_prefix(prefix: str, origin: str) -> Runtime:
+    layout = prefix_layout(prefix)
+    if not os.path.isdir(layout["include"]):
+        fail(f"{origin}: {prefix} holds no opdispatch runtime (no include/opdispatch); "
+             "install one from an opgen checkout with `scons install PREFIX=DIR`")
+    tags = layout["tags"] if os.path.isfile(layout["tags"]) else None
+    return Runtime(layout["include"], layout["lib"], layout["yaml"], tags)
+
+
+def _runtime_of_package() -> Runtime:
+    try:
+        spec = importlib.util.find_spec("opdispatch")  # found, not imported: no library is loaded
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        fail("no opdispatch runtime found: install one with `scons install PREFIX=DIR` in an opgen checkout, "
+             "then put its package on the Python path, or set OPGEN_RUNTIME=DIR")
+    package = spec.submodule_search_locations[0]
+    sdk_path = os.path.join(package, SDK_FILE)
+    try:
+        with open(sdk_path, encoding="utf-8") as handle:
+            sdk = json.load(handle)
+    except FileNotFoundError:
+        fail(f"opdispatch at {package} is a build tree, not an installed runtime (no {SDK_FILE}); "
+             "run `scons install PREFIX=DIR` and use that, or set OPGEN_RUNTIME=DIR")
+    except (OSError, ValueError) as exc:
+        fail(f"{sdk_path}: unreadable runtime description: {exc}")
+
+    def located(name):
+        return os.path.normpath(os.path.join(package, sdk[name])) if sdk.get(name) else None
+
+    return Runtime(located("include"), located("lib"), located("yaml"), located("tags"))
+
+
+def find_runtime(env) -> Runtime:
+    prefix = env.get("OPGEN_RUNTIME") or os.environ.get("OPGEN_RUNTIME")
+    if prefix:
+        return _runtime_of_prefix(env.subst(prefix), "OPGEN_RUNTIME")
+    return _runtime_of_package()
+
+
+def exists(env):
+    return True
+
+
+def generate(env):
+    env.AddMethod(_install, "OpgenInstallRuntime")
