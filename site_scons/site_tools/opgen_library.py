@@ -57,10 +57,26 @@ def _objects(env, sources_by_group, obj_dir):
 
 
 def _kernel_objects(env, kernels, obj_dir):
+    """Each kernel's object at its path in the project (kernels/a.cpp -> <obj_dir>/kernels/a.os)."""
     kernel_env = env.Clone()
     kernel_env.Append(CXXFLAGS=["$OPGEN_KERNEL_CXXFLAGS"])
-    return [kernel_env.SharedObject(f"{obj_dir}/kernels/{os.path.splitext(node.name)[0]}", node)
-            for node in env.Flatten([env.arg2nodes(kernels, env.File)])]
+    objects = []
+    for node in _nodes(env, kernels):
+        relative = node.srcnode().get_path(env.Dir("#"))
+        stem = os.path.splitext(relative if not relative.startswith("..") else node.name)[0]
+        objects += kernel_env.SharedObject(f"{obj_dir}/{stem}", node)
+    return objects
+
+
+def _nodes(env, files):
+    return env.Flatten([env.arg2nodes(files, env.File)])
+
+
+def _kernel_dir(env, kernels):
+    """Where the kernels are, for messages: their one directory relative to the project, else '.'."""
+    root = env.Dir("#").abspath
+    directories = {os.path.relpath(os.path.dirname(node.srcnode().abspath), root) for node in _nodes(env, kernels)}
+    return directories.pop() if len(directories) == 1 else "."
 
 
 def _link(env, target, objects, archives):
@@ -126,7 +142,7 @@ def _backend_library(env, name, backend_yaml, kernels=(), yaml=None, tags=None, 
     kernel_objects = _kernel_objects(build_env, kernels, obj_dir)
     checked = build_env.OpgenCheckDefinitions(
         f"{obj_dir}/definitions.ok", registrations + kernel_objects, OPGEN_BACKEND=backend,
-        OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=f"the kernels of {name}")
+        OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=_kernel_dir(env, kernels))
     library = _link(build_env, f"{build_dir}/{name}", kernel_objects, build_env.OpgenArchives(objects, obj_dir))
     build_env.Depends(library, checked)
     return library

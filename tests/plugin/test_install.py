@@ -1,0 +1,67 @@
+"""opgen installed by pip (non-editable) and the runtime installed by `scons install`, as another
+project sees them from a fresh virtualenv outside the checkout."""
+import json
+import os
+import sys
+
+from helpers import REPO_ROOT
+
+
+def _site_packages(venv):
+    return os.path.join(venv.root, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}", "site-packages")
+
+
+def _python_files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, subdirs, files in os.walk(root)
+                  for f in files if f.endswith((".py", ".j2")) and "__pycache__" not in d)
+
+
+def test_opgen_runs_from_the_venv_with_a_version(plugin_venv, tmp_path):
+    result = plugin_venv.run(["-m", "opgen", "--version"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("opgen ") and result.stdout.split()[1][0].isdigit()
+    where = plugin_venv.run(["-c", "import opgen; print(opgen.__file__); print(opgen.scons_toolpath())"], cwd=tmp_path)
+    package_file, toolpath = where.stdout.split()
+    package = os.path.join(_site_packages(plugin_venv), "opgen")
+    assert package_file == os.path.join(package, "__init__.py")
+    assert toolpath == os.path.join(package, "site_tools")
+
+
+def test_the_wheel_holds_every_opgen_module_template_and_tool(plugin_venv):
+    installed = os.path.join(_site_packages(plugin_venv), "opgen")
+    expected = _python_files(os.path.join(REPO_ROOT, "opgen"))
+    tools = _python_files(os.path.join(REPO_ROOT, "site_scons", "site_tools"))
+    assert _python_files(installed) == sorted(expected + [os.path.join("site_tools", t) for t in tools])
+
+
+def test_scons_install_copies_only(plugin_venv):
+    # The session's project was built already: installing compiles and links nothing.
+    compiles = [line for line in plugin_venv.install_log.splitlines() if line.startswith(("g++", "gcc", "ar ", "ccache"))
+                or " -o " in line]
+    assert compiles == []
+
+
+def test_opdispatch_says_where_its_headers_and_library_are(plugin_venv, tmp_path):
+    script = ("import json, opdispatch\n"
+              "print(json.dumps([opdispatch.get_include(), opdispatch.get_library_dir(), opdispatch.__file__]))\n")
+    result = plugin_venv.run(["-c", script], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    include, library_dir, package = json.loads(result.stdout)
+    assert include == os.path.join(plugin_venv.root, "include", "opdispatch")
+    assert library_dir == os.path.join(plugin_venv.root, "lib")
+    assert package.startswith(_site_packages(plugin_venv))
+    assert os.path.isfile(os.path.join(library_dir, "libopdispatch.so"))
+    for header in ("core/tensor.h", "dispatch/registration.h", "ops/mul.h", "ops/mul_ops.h", "ops/mul_native.h",
+                   "Functions.h"):
+        assert os.path.isfile(os.path.join(include, header)), header
+    # The SDK is method-free: op::Tensor's per-operator method headers stay out.
+    assert not any(name.endswith("_methods.h") for name in os.listdir(os.path.join(include, "ops")))
+    assert not os.path.exists(os.path.join(include, "api", "tensor.h"))
+
+
+def test_a_build_tree_opdispatch_says_it_is_not_an_sdk(plugin_venv, built_project, tmp_path):
+    script = "import opdispatch\ntry:\n    opdispatch.get_include()\nexcept RuntimeError as e:\n    print(e)\n"
+    result = plugin_venv.run(["-c", script], cwd=tmp_path,
+                             PYTHONPATH=os.path.join(str(built_project.root), "build", "python"))
+    assert result.returncode == 0, result.stderr
+    assert "is a build tree" in result.stdout and "scons install PREFIX=DIR" in result.stdout
