@@ -263,7 +263,7 @@ def _compile_figures(project: str, build_log: str, sources: list[str]) -> tuple[
             raise RuntimeError(f"the cold build of {project} did not compile {relative}")
         out = command.index("-o")
         to_null = command[:out] + ["-o", os.devnull] + command[out + 2:]
-        preprocess = [arg for arg in to_null if arg != "-c"] + ["-E"]
+        preprocess = [arg for arg in command[:out] + command[out + 2:] if arg != "-c"] + ["-E"]  # to stdout
         pre = subprocess.run(preprocess, cwd=project, capture_output=True, text=True, check=True).stdout
         lines += pre.count("\n")
         start = time.perf_counter()
