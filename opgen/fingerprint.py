@@ -41,12 +41,12 @@ def package_fingerprint(subdir: str = "") -> str:
 
 
 def default_cache_dir() -> str:
-    """$OPGEN_CACHE_DIR; else cache/ of the checkout opgen runs from (opgen/ beside SConstruct);
-    else, for an installed opgen, the user's cache directory (never inside site-packages)."""
+    """$OPGEN_CACHE_DIR; else, for opgen installed by pip, the user's cache directory (never
+    inside site-packages); else cache/ beside the opgen package (a checkout or a copy of one)."""
     configured = os.environ.get("OPGEN_CACHE_DIR")
     if configured:
         return configured
-    if os.path.isfile(os.path.join(PROJECT_ROOT, "SConstruct")):
-        return os.path.join(PROJECT_ROOT, "cache")
-    user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(user_cache, "opgen")
+    if os.path.basename(PROJECT_ROOT) in ("site-packages", "dist-packages"):
+        user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(user_cache, "opgen")
+    return os.path.join(PROJECT_ROOT, "cache")
