@@ -114,7 +114,7 @@ def test_the_library_unloads_cleanly_and_loads_again(plugin_venv, downstream_bui
             od.load_library("no/such/libx.so")
         except FileNotFoundError:
             checks["missing file"] = True
-        print(json.dumps({name: bool(ok) for name, ok in checks.items()}))
+        print(json.dumps({{name: bool(ok) for name, ok in checks.items()}}))
         # The process ends with the library loaded: its registrations go at exit, without a crash.
     """)
     assert results == {name: True for name in results}, results
