@@ -6,6 +6,8 @@ an edited yaml reparses only the entries whose text changed.
     models/latest/<lineage>         the key of the last model parsed from one yaml name with
                                     these tags and model sources: an edit reuses its entries
 
+`opgen cache gc` prunes the models no latest/ names (prune_models).
+
 A model remembers the digest of each entry's text (``Model.entry_digests``); an entry whose text
 is unchanged is taken from the previous model (moved to its new line), the others are parsed on
 their own, and the checks across entries, autogen and grouping run on the whole as for a full
@@ -18,6 +20,7 @@ import copy
 import gc
 import os
 import pickle
+import time
 from typing import Optional
 
 from ..errors import Location, OpgenError
@@ -50,13 +53,17 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir
     model_code = package_fingerprint("model").encode()
     key = digest(_FORMAT, yaml_bytes, tags_bytes, name.encode(), (tags_name or "").encode(), model_code)
+    lineage = digest(_FORMAT, name.encode(), tags_bytes, (tags_name or "").encode(), model_code)
     if cache_dir:
-        model = _read_entry(_model_path(cache_dir, key))
+        path = _model_path(cache_dir, key)
+        model = _read_entry(path)
         if model is not None:
+            _touch(path)  # last use, for prune_models' age
+            if _latest_key(cache_dir, lineage) != key:  # a revert: the next edit starts from this model
+                _write_latest(cache_dir, lineage, key)
             return model
     # Parse the bytes already read for the key rather than reading the files again.
     valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
-    lineage = digest(_FORMAT, name.encode(), tags_bytes, (tags_name or "").encode(), model_code)
     previous = _read_latest(cache_dir, lineage) if cache_dir else None
     items = _top_level_items(yaml_bytes)
     model = (_reparse_edited(items, name, valid_tags, previous) if previous is not None and items is not None else None) \
@@ -152,13 +159,56 @@ def _model_path(cache_dir: str, key: str) -> str:
     return os.path.join(cache_dir, "models", key[:2], key + ".pickle")
 
 
-def _read_latest(cache_dir: str, lineage: str) -> Optional[Model]:
+def prune_models(cache_dir: str, older_than_seconds: Optional[float] = None, *,
+                 now: Optional[float] = None) -> dict:
+    """Remove parsed models that only a revert could use: every model but the latest of each
+    yaml (``models/latest/``), or with ``older_than_seconds`` only those unused for that long
+    (a hit refreshes a model's time). Each edit of PyTorch's yaml leaves a ~5 MB model behind."""
+    root = os.path.join(cache_dir, "models")
+    latest_dir = os.path.join(root, _LATEST)
+    kept_keys = {_latest_key(cache_dir, lineage) for lineage in _listdir(latest_dir)}
+    deadline = None if older_than_seconds is None else (time.time() if now is None else now) - older_than_seconds
+    removed, freed, kept = 0, 0, 0
+    for shard in _listdir(root):
+        if shard == _LATEST:
+            continue
+        for name in _listdir(os.path.join(root, shard)):
+            path = os.path.join(root, shard, name)
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            superseded = name.endswith(".pickle") and name[:-len(".pickle")] not in kept_keys
+            if superseded and (deadline is None or stat.st_mtime < deadline):
+                try:
+                    os.remove(path)
+                except OSError:
+                    continue
+                removed, freed = removed + 1, freed + stat.st_size
+            else:
+                kept += 1
+    return {"models_removed": removed, "model_bytes_freed": freed, "models": kept}
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _latest_key(cache_dir: str, lineage: str) -> Optional[str]:
     try:
         with open(os.path.join(cache_dir, "models", _LATEST, lineage), "r", encoding="ascii") as handle:
             key = handle.read().strip()
     except (OSError, ValueError):
         return None
-    return _read_entry(_model_path(cache_dir, key)) if key.isalnum() else None
+    return key if key.isalnum() else None
+
+
+def _read_latest(cache_dir: str, lineage: str) -> Optional[Model]:
+    key = _latest_key(cache_dir, lineage)
+    return _read_entry(_model_path(cache_dir, key)) if key else None
 
 
 def _write_latest(cache_dir: str, lineage: str, key: str) -> None:
@@ -182,6 +232,13 @@ def _read_entry(path: str) -> Optional[Model]:
         if gc_was_enabled:
             gc.enable()
     return model if isinstance(model, Model) else None
+
+
+def _touch(path: str) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache only loses the age
 
 
 def _write_entry(path: str, model: Model) -> None:

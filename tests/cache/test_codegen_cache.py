@@ -190,6 +190,19 @@ def test_ls_show_and_gc(tmp_path):
     assert result["evicted"] > 0 and after["bytes"] <= 64 * 1024
     assert after["entries"] == before["entries"] - result["evicted"]
     assert after["evictions"] == before["evictions"] + result["evicted"]
+    # Parsed models go too: an edited yaml's superseded model, never the latest.
+    with open(YAML, encoding="utf-8") as handle:
+        edited = handle.read() + "\n- func: gc_probe(Tensor self) -> Tensor\n"
+    edited_yaml = tmp_path / "edited" / "native_functions.yaml"
+    edited_yaml.parent.mkdir()
+    edited_yaml.write_text(edited)
+    shutil.copy(os.path.join(os.path.dirname(YAML), "tags.yaml"), edited_yaml.parent / "tags.yaml")
+    opgen(cache, "model", edited_yaml)
+    edited_yaml.write_text(edited + "\n- func: gc_probe2(Tensor self) -> Tensor\n")
+    opgen(cache, "model", edited_yaml)
+    pruned = json.loads(opgen(cache, "cache", "gc", "--json").stdout)
+    assert pruned["models_removed"] == 1 and pruned["models"] == 2  # each yaml's latest stays
+    assert "superseded parsed models" in opgen(cache, "cache", "gc").stdout
     bad = opgen(cache, "cache", "gc", "--max-size", "lots", check=False)
     assert bad.returncode == 2 and "is not a size" in bad.stderr
 

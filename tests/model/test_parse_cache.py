@@ -143,3 +143,44 @@ def test_non_utf8_yaml_is_an_input_error(inputs, cache_dir):
         load_model_cached(*inputs, cache_dir=cache_dir)
     assert str(info.value).startswith(f"{inputs[0]}: error: not UTF-8 text")
     assert entries(cache_dir) == []
+
+
+def _edit(yaml_path, n):
+    with open(yaml_path, "a", encoding="utf-8") as handle:
+        handle.write(f"\n- func: prune_probe_{n}(Tensor self) -> Tensor\n  variants: function\n")
+
+
+def test_prune_keeps_each_yamls_latest_model_and_removes_the_superseded(inputs, cache_dir):
+    yaml_path = inputs[0]
+    for n in range(3):  # three versions of one yaml: two superseded models
+        _edit(yaml_path, n)
+        load_model_cached(*inputs, cache_dir=cache_dir)
+    assert len(entries(cache_dir)) == 3
+    latest = entries(cache_dir)
+    report = parse_cache.prune_models(cache_dir)
+    assert report["models_removed"] == 2 and report["models"] == 1 and report["model_bytes_freed"] > 0
+    (kept,) = entries(cache_dir)
+    assert kept in latest
+    # The kept model still answers, and the next edit still reuses its entries.
+    assert "prune_probe_2" in names(load_model_cached(*inputs, cache_dir=cache_dir))
+
+
+def test_prune_by_age_spares_recently_used_models(inputs, cache_dir):
+    yaml_path = inputs[0]
+    original = open(yaml_path, encoding="utf-8").read()
+    load_model_cached(*inputs, cache_dir=cache_dir)
+    _edit(yaml_path, 0)
+    load_model_cached(*inputs, cache_dir=cache_dir)
+    old = [path for path in entries(cache_dir)]
+    for path in old:  # both a day old
+        os.utime(path, (os.stat(path).st_atime, os.stat(path).st_mtime - 86400))
+    with open(yaml_path, "w", encoding="utf-8") as handle:
+        handle.write(original)
+    load_model_cached(*inputs, cache_dir=cache_dir)  # a revert: a hit, which refreshes that model
+    assert parse_cache.prune_models(cache_dir, older_than_seconds=3600)["models_removed"] == 1
+    assert len(entries(cache_dir)) == 1  # the reverted-to model, now the latest and recently used
+    assert parse_cache.prune_models(cache_dir, older_than_seconds=3600)["models_removed"] == 0
+
+
+def test_prune_of_a_missing_cache_removes_nothing(tmp_path):
+    assert parse_cache.prune_models(str(tmp_path / "nowhere")) == {"models_removed": 0, "model_bytes_freed": 0, "models": 0}
