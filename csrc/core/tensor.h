@@ -28,6 +28,12 @@ std::string str_list(IntArrayRef values);
 // metadata: defined in native/functionalization.h.
 struct FunctionalTensorState;
 
+// What an external backend keeps per tensor besides the metadata (lazy tensors: the IR value or
+// the data they stand for). The backend derives from it; the library never looks inside.
+struct BackendTensorState {
+  virtual ~BackendTensorState() = default;
+};
+
 struct TensorImpl {
   TensorImpl(Storage storage, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset,
              ScalarType dtype);
@@ -43,6 +49,8 @@ struct TensorImpl {
   // Set only on functional tensor wrappers (key_set then has Functionalize): the wrapped value,
   // its aliases' shared storage and its view steps.
   std::shared_ptr<FunctionalTensorState> functional;
+  // Set by a backend whose tensors have no storage of their own (lazy tensors).
+  std::shared_ptr<BackendTensorState> backend_state;
 
   // Resizing in place (host::resize_): the caller makes sure the storage is large enough.
   void set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides);

@@ -258,12 +258,35 @@ TensorBase lift_fresh_functionalize(const TensorBase& self) {
   return self.is_functional() ? self : to_functional(self);
 }
 
+// Lazy tensors live under functionalization (PR 75527): their wrappers are the tensors users
+// hold, and the tensors below are the backend's.
+bool lives_under_functionalization(Device device) { return backend_key_of(device.type()) == DispatchKey::Lazy; }
+
+// _to_copy: the copy of a functional tensor is functional, as the fallback would make it,
+// except when it leaves such a device for one whose tensors are plain: `lazy_t.to("cpu")`
+// syncs and unwraps. Inside functionalize() everything stays functional.
+TensorBase to_copy_functionalize(const TensorBase& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                                 std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
+                                 std::optional<MemoryFormat> memory_format) {
+  const bool enabled = enabled_on_thread();
+  TensorBase value = from_functional(self);
+  TensorBase result;
+  {
+    BelowGuard below;
+    result = call<ops::_to_copy>(value, dtype, layout, device, pin_memory, non_blocking, memory_format);
+  }
+  if (!self.is_functional() && !enabled) return result;
+  const bool leaves = lives_under_functionalization(self.device()) && !lives_under_functionalization(result.device());
+  return leaves && !enabled ? result : wrap(result);
+}
+
 }  // namespace
 
 }  // namespace functionalization
 }  // namespace op
 
 OP_LIBRARY_IMPL(aten, Functionalize, m) {
+  m.impl("_to_copy", ::op::KernelFunction::make<&::op::functionalization::to_copy_functionalize>());
   m.impl("lift", ::op::KernelFunction::make<&::op::functionalization::lift_functionalize>());
   m.impl("lift_fresh", ::op::KernelFunction::make<&::op::functionalization::lift_fresh_functionalize>());
 }

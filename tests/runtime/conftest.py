@@ -56,6 +56,15 @@ def xla(opdispatch, repo_root: str):
     return module
 
 
+@pytest.fixture(scope="session")
+def lazy_python(repo_root: str) -> str:
+    """build/python with the lazy backend (scons --backend=lazy), for programs that run in their
+    own interpreter (test_lazy_backend.py): its kernels and fallback at the Lazy key would take the
+    place of the Python kernels the other tests register there, so this process never loads it."""
+    _scons_build(repo_root, os.path.join("build", "python"), "--backend=lazy")
+    return os.path.join(repo_root, "build", "python")
+
+
 @pytest.fixture
 def backend_fallbacks() -> dict:
     """Dispatch-table rows every operator gets from C++ backends loaded into this session:

@@ -113,7 +113,7 @@ def test_unlisting_an_operator_removes_its_files_and_relinks(project, backend_ya
 def test_unknown_backend_exits_2(project):
     build = scons(project, "--backend=tpu", target=None)
     assert build.result.returncode == 2
-    assert "--backend=tpu: no such backend; available: xla" in build.output
+    assert "--backend=tpu: no such backend; available: lazy, xla" in build.output
     assert "Traceback" not in build.output
 
 

@@ -26,10 +26,20 @@ def _infer_dtype(data, array: np.ndarray):
     return found
 
 
+# Devices whose tensors only their kernels can make or read (CUDA memory; lazy tensors, which
+# hold IR): moves to and from them go through _to_copy. opdispatch.lazy adds "lazy" when loaded.
+_KERNEL_DEVICES = {"cuda"}
+
+
+def use_device_kernels(device_type: str) -> None:
+    """Moves to and from `device_type` go through its _to_copy kernel from now on."""
+    _KERNEL_DEVICES.add(device_type)
+
+
 def move_to(t: _C.Tensor, device: str) -> _C.Tensor:
-    """t on `device`. CUDA memory is copied by the CUDA copy kernels (through _to_copy); other
+    """t on `device`. CUDA and lazy tensors are moved by their kernels (through _to_copy); other
     devices, including external ones emulated on the host that have no kernels yet, by a host copy."""
-    if "cuda" in (str(device).split(":")[0], t.device.split(":")[0]):
+    if _KERNEL_DEVICES & {str(device).split(":")[0], t.device.split(":")[0]}:
         return _to_copy(t, device)
     return _C._host_to(t, device=device)
 

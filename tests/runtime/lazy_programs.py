@@ -1,0 +1,213 @@
+"""Programs for the real lazy backend, each run in a fresh interpreter by test_lazy_backend.py
+(`python lazy_programs.py NAME`): the backend registers its kernels and fallback at the Lazy key,
+where the other runtime tests register Python kernels, and a fresh process starts with an empty
+graph cache. Each program checks its values against eager CPU with numpy and prints a JSON
+object of facts (metrics, IR text) for the test to assert on."""
+import json
+import re
+import sys
+import time
+
+import numpy as np
+
+import opdispatch as od
+import opdispatch.lazy as lazy
+
+RNG = np.random.default_rng(18)
+VIEW_OPS = {"view", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze", "select", "slice", "as_strided",
+            "reshape", "contiguous", "alias"}
+
+
+def values(t) -> np.ndarray:
+    assert t.device == "lazy", t.device
+    cpu = t.to("cpu")
+    assert cpu.device == "cpu" and not od.is_functional(cpu)  # to("cpu") syncs and unwraps
+    return cpu.numpy()
+
+
+def same(lazy_tensor, eager_tensor) -> None:
+    assert lazy_tensor.dtype is eager_tensor.dtype, (lazy_tensor.dtype, eager_tensor.dtype)
+    assert lazy_tensor.shape == eager_tensor.shape, (lazy_tensor.shape, eager_tensor.shape)
+    np.testing.assert_allclose(values(lazy_tensor), eager_tensor.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def ops_in(text: str) -> list[str]:
+    """The op of every node line of an ir_text."""
+    return re.findall(r"^%\d+ = ([\w:.]+)\(", text, re.M)
+
+
+def is_view_or_inplace(op: str) -> bool:
+    name = op.split("::")[-1].split(".")[0]
+    return name in VIEW_OPS or name.endswith("_")
+
+
+def floats(*shape) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# ----- programs -----
+
+def mlp(x, w1, b1, w2, b2):
+    hidden = od.addmm(b1, x, w1).relu()
+    out = od.addmm(b2, hidden, w2)
+    return out, out.sum(), out.mean()
+
+
+def program_mlp() -> dict:
+    """Two steps of a two-layer MLP forward with new data: the second is a graph-cache hit."""
+    params = [floats(4, 8), floats(8), floats(8, 3), floats(3)]
+    facts = {}
+    for step in ("first", "second"):
+        data = floats(5, 4)
+        eager = mlp(od.tensor(data), *[od.tensor(p) for p in params])
+        outputs = mlp(od.tensor(data).to("lazy"), *[od.tensor(p).to("lazy") for p in params])
+        if step == "first":
+            facts["ir"] = lazy.ir_text(*outputs)
+        start = time.perf_counter()
+        lazy.mark_step()
+        facts[f"{step}_mark_step_s"] = time.perf_counter() - start
+        for got, expected in zip(outputs, eager):
+            same(got, expected)
+        facts[step] = lazy.metrics()
+    return facts
+
+
+def pointwise(od_, a, b, c, d):
+    scaled = a * 2 + b                      # float32 (2, 3) with float64 (3,): broadcast, promoted
+    mixed = scaled / c - od_.exp(a).neg()   # int32 (2, 1) divides: true division
+    gated = od_.where(d, mixed, c)          # bool condition, an int32 branch
+    clipped = od_.maximum(gated.sigmoid(), od_.minimum(c, b)).clamp(0.1, 0.9)
+    powered = (a.abs() + 1) ** 2 - c ** 2   # pow with a Python number and an int tensor
+    return scaled, mixed, gated, clipped, powered, (a > b) != d, (c + 1).sum([0], True)
+
+
+def program_pointwise() -> dict:
+    arrays = [floats(2, 3), RNG.standard_normal(3), np.array([[2], [-3]], dtype=np.int32),
+              np.array([[True, False, True], [False, True, True]])]
+    facts = {}
+    for step in ("first", "second"):
+        eager = pointwise(od, *[od.tensor(a) for a in arrays])
+        got = pointwise(od, *[od.tensor(a).to("lazy") for a in arrays])
+        lazy.mark_step()
+        for g, e in zip(got, eager):
+            same(g, e)
+        facts[step] = lazy.metrics()
+        arrays = [a + 1 if a.dtype != np.bool_ else ~a for a in arrays]  # new data, same structure
+    return facts
+
+
+def views_and_mutations(x):
+    y = x.view(6)          # a view of x ...
+    y.add_(1)              # ... written through: x changes
+    z = x.t()
+    z.mul_(2)              # through a transposed view
+    row = x[1]
+    row.sub_(0.5)          # through select
+    part = x[:, 1:]        # slice
+    part.clamp_(max=5.0)
+    x.unsqueeze_(0)        # an in-place view
+    total = x.sum([2])
+    return x, y, z, row, total
+
+
+def program_views() -> dict:
+    base = floats(2, 3)
+    eager = views_and_mutations(od.tensor(base))
+    got = views_and_mutations(od.tensor(base).to("lazy"))
+    text = lazy.ir_text(*got)
+    for g, e in zip(got, eager):
+        same(g, e)
+    return {"ir": text, "ops": ops_in(text), "metrics": lazy.metrics()}
+
+
+def program_aliasing_across_steps() -> dict:
+    base = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = od.tensor(base).to("lazy")
+    y = x.view(6)
+    lazy.mark_step()
+    y.add_(1)                                   # after the step: x still sees it
+    np.testing.assert_array_equal(values(x), base + 1)
+    x.mul_(2)
+    lazy.mark_step()
+    np.testing.assert_array_equal(values(y), ((base + 1) * 2).reshape(6))
+    col = x[:, 0]
+    lazy.mark_step()
+    col.fill_(-1)
+    expected = (base + 1) * 2
+    expected[:, 0] = -1
+    np.testing.assert_array_equal(values(x), expected)
+    np.testing.assert_array_equal(values(y), expected.reshape(6))
+    return {"metrics": lazy.metrics()}
+
+
+def program_fallbacks() -> dict:
+    seed = 7
+    r = od.rand([4], generator=od.Generator().manual_seed(seed), device="lazy")  # uniform_ falls back
+    np.testing.assert_array_equal(values(r), od.rand([4], generator=od.Generator().manual_seed(seed)).numpy())
+    ramp = od.arange(5, device="lazy")  # arange fills its out= tensor on the cpu
+    np.testing.assert_array_equal(values(ramp * 2), np.arange(5) * 2)  # fallback data feeds the IR
+    x = od.tensor(floats(2, 3)).to("lazy")
+    np.testing.assert_allclose(values(od.matmul(x, x.t())), od.matmul(od.tensor(values(x)), od.tensor(values(x)).t()).numpy(),
+                               rtol=1e-5)
+    return {"metrics": lazy.metrics()}
+
+
+def program_cache_and_buffers() -> dict:
+    """A chain of unary operators: its plan reuses buffers; scalar constants are not structure."""
+    facts = {}
+    for value in (3.0, 5.0):
+        x = od.tensor(floats(4, 4)).to("lazy")
+        y = x + od.full([4, 4], value, device="lazy")
+        for _ in range(10):
+            y = y.tanh().abs()
+        eager = od.tensor(values(x)) + value
+        for _ in range(10):
+            eager = eager.tanh().abs()
+        lazy.mark_step()
+        same(y, eager)
+        facts[str(value)] = lazy.metrics()
+    return facts
+
+
+def program_errors() -> dict:
+    x = od.tensor(floats(2, 3)).to("lazy")
+    messages = {}
+    for name, call in {
+        "device": lambda: x + od.ones([2, 3]),
+        "shape": lambda: x + od.ones([4], device="lazy"),
+        "plain_view": lambda: od.from_functional(x).view(6).sum(),
+        "numpy": lambda: x.numpy(),
+        "ir_text": lambda: lazy.ir_text(od.ones([2])),
+        "ir_text_type": lambda: lazy.ir_text([x]),
+    }.items():
+        try:
+            call()
+        except (od.Error, TypeError) as e:
+            messages[name] = f"{type(e).__name__}: {e}"
+        else:
+            messages[name] = "no error"
+    same(x * 1, od.tensor(values(x)))  # x is still usable
+    return messages
+
+
+def program_dtypes_and_moves() -> dict:
+    ints = od.tensor(np.array([1, 2, 3], dtype=np.int32)).to("lazy")
+    as_float = ints.to(od.float64)            # a dtype change on the device
+    np.testing.assert_array_equal(values(as_float), [1.0, 2.0, 3.0])
+    assert as_float.dtype is od.float64
+    z = od.zeros([2, 2], device="lazy")
+    z.copy_(od.tensor([1.5, 2.5]))            # cpu -> lazy, broadcast
+    np.testing.assert_array_equal(values(z), [[1.5, 2.5]] * 2)
+    assert z.to(od.int64).to("cpu").tolist() == [[1, 2], [1, 2]]  # converted on the device, then moved
+    made = od.tensor([[1.0, 2.0]], device="lazy")
+    assert od.is_functional(made) and made.device == "lazy"
+    assert repr(made) == "tensor([[1., 2.]], device='lazy')"
+    ones = od.ones_like(made)
+    np.testing.assert_array_equal(values(ones + made), [[2.0, 3.0]])
+    return {"metrics": lazy.metrics()}
+
+
+PROGRAMS = {name[len("program_"):]: f for name, f in globals().items() if name.startswith("program_")}
+
+if __name__ == "__main__":
+    print(json.dumps(PROGRAMS[sys.argv[1]]()))
