@@ -207,6 +207,22 @@ def program_dtypes_and_moves() -> dict:
     return {"metrics": lazy.metrics()}
 
 
+def program_long_chain() -> dict:
+    """200,000 operations in one graph: collected, run and freed without deep recursion."""
+    n = 200_000
+    y = od.tensor([1.0, -2.0]).to("lazy")
+    for _ in range(n):
+        y = y.neg()
+    lines = lazy.ir_text(y).count("\n")
+    lazy.mark_step()
+    np.testing.assert_array_equal(values(y), [1.0, -2.0])  # an even number of negations
+    z = od.ones([2], device="lazy")
+    for _ in range(n):
+        z = z.neg()
+    del z  # a pending chain freed unrun
+    return {"lines": lines, "metrics": lazy.metrics()}
+
+
 PROGRAMS = {name[len("program_"):]: f for name, f in globals().items() if name.startswith("program_")}
 
 if __name__ == "__main__":

@@ -78,6 +78,12 @@ def test_plans_reuse_buffers_and_scalar_constants_are_not_structure(program):
     assert first["last_plan"]["nodes"] == 24 and first["last_plan"]["buffers"] <= 3
 
 
+def test_a_long_chain_runs_and_is_freed_without_deep_recursion(program):
+    facts = program("long_chain")
+    assert facts["lines"] == 200_000 + 2  # the data node, every neg, the roots line
+    assert facts["metrics"]["nodes_executed"] == 200_000 and facts["metrics"]["last_plan"]["buffers"] == 2
+
+
 def test_bad_programs_raise_errors_that_say_what_is_wrong(program):
     messages = program("errors")
     assert messages["device"] == "Error: aten::add.Tensor: lazy: expected all tensors on the lazy device, but found one on cpu"

@@ -24,7 +24,35 @@ Node::Node(const char* op, std::vector<Value> operands, std::vector<Shape> shape
   count(Counter::IrNodesCreated);
 }
 
-Node::~Node() = default;
+namespace {
+
+// Nodes whose last user died, released one at a time: a node's destructor only queues its
+// operands, so freeing a chain of a million operations does not recurse a million deep.
+struct ReleaseQueue {
+  std::vector<std::shared_ptr<Node>> nodes;
+  bool draining = false;
+};
+
+ReleaseQueue& release_queue() {
+  thread_local ReleaseQueue* queue = new ReleaseQueue();  // leaked: nodes may die at thread exit
+  return *queue;
+}
+
+}  // namespace
+
+Node::~Node() {
+  ReleaseQueue& queue = release_queue();
+  for (Value& v : operands_)
+    if (v.node) queue.nodes.push_back(std::move(v.node));
+  if (queue.draining) return;
+  queue.draining = true;
+  while (!queue.nodes.empty()) {
+    std::shared_ptr<Node> node = std::move(queue.nodes.back());
+    queue.nodes.pop_back();
+    node.reset();  // the last reference runs ~Node, which only queues (draining is set)
+  }
+  queue.draining = false;
+}
 
 std::string Node::to_string() const { return op_; }
 
