@@ -24,6 +24,7 @@ from opgen_sdk import find_runtime
 from opgen.errors import Diagnostic, OpgenError
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.layout import api_header
+from opgen.model.dispatch_keys import DispatchKey
 
 
 def _build_env(env, runtime, gen_dir):
@@ -111,13 +112,23 @@ def _check_names(model, runtime):
         stop(OpgenError(clashes), "operator names clash with the runtime's; nothing was built")
 
 
+def _dispatch_keys(name, keys):
+    """``keys`` as DispatchKeys (names or DispatchKey values); DEFAULT_KEYS when None."""
+    if keys is None:
+        return DEFAULT_KEYS
+    try:
+        return tuple(DispatchKey(str(getattr(key, "value", key))) for key in keys)
+    except ValueError as exc:
+        stop(None, f"OpgenOperatorLibrary('{name}'): keys: {exc}")
+
+
 def _operator_library(env, name, yaml, kernels=(), tags=None, keys=None, build_dir="build"):
     runtime = find_runtime(env)
     model = env.OpgenModel(yaml, tags=_tags_for(env, yaml, tags, runtime))
     _check_names(model, runtime)
     gen_dir = f"{build_dir}/{name}/gen"
     obj_dir = f"{build_dir}/{name}/obj"
-    codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=tuple(keys or DEFAULT_KEYS)))
+    codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=_dispatch_keys(name, keys)))
     build_env = _build_env(env, runtime, gen_dir)
     archives = build_env.OpgenArchives(_objects(build_env, codegen.sources_by_group, obj_dir), obj_dir)
     return _link(build_env, f"{build_dir}/{name}", _kernel_objects(build_env, kernels, obj_dir), archives)

@@ -205,3 +205,12 @@ def test_a_backend_library_registers_kernels_for_the_runtimes_operators(plugin_v
     missing = plugin_venv.scons(project, "-j2")
     assert missing.returncode == 2, missing.stdout + missing.stderr
     assert "op::mybackend::XLANativeFunctions::abs(op::TensorBase const&)" in missing.stderr
+
+
+def test_unknown_dispatch_keys_stop_the_build(plugin_venv, project):
+    sconstruct = project / "SConstruct"
+    sconstruct.write_text(sconstruct.read_text().replace('kernels=Glob("kernels/*.cpp")',
+                                                         'kernels=Glob("kernels/*.cpp"), keys=["CPU", "Bogus"]'))
+    result = plugin_venv.scons(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "OpgenOperatorLibrary('myops'): keys: 'Bogus' is not a valid DispatchKey" in result.stderr
