@@ -13,6 +13,7 @@ compiled graphs, and t.to("cpu") runs what t needs.
     x.to("cpu")                                            # tensor([[2., 3.], [4., 5.]])
     lazy.metrics()                                         # {'ir_nodes_created': ..., 'graphs_compiled': 1, ...}
 
+Reading values (to("cpu"), printing, item(), tolist(), numpy()) runs what the tensor needs.
 Operators the backend does not list run on the CPU through its fallback (metrics()["fallbacks"]).
 In a build without the backend, is_built() is False and the other functions raise RuntimeError;
 importing this module still works.
@@ -25,8 +26,26 @@ except ModuleNotFoundError as exc:
     if exc.name != "opdispatch._lazy":
         raise
     _lazy = None  # not built; a backend that is built but fails to load raises ImportError above
-else:
+
+
+def _read_through_cpu(tensor_type: type) -> None:
+    """item(), tolist(), numpy() and __array__ of a lazy tensor read a cpu copy of it (running
+    what it needs), so float(t), bool(t), int(t) and f"{t:.3f}", which use item(), work too."""
+    for name in ("item", "tolist", "numpy", "__array__"):
+        read = getattr(tensor_type, name)
+
+        def on_cpu(self, *args, _read=read, **kwargs):
+            if self.device.split(":")[0] == "lazy":
+                self = self.to("cpu")
+            return _read(self, *args, **kwargs)
+
+        on_cpu.__name__, on_cpu.__doc__ = name, read.__doc__
+        setattr(tensor_type, name, on_cpu)
+
+
+if _lazy is not None:
     creation.use_device_kernels("lazy")  # opdispatch.tensor(..., device="lazy") and printing go through _to_copy
+    _read_through_cpu(_C.Tensor)
 
 _NOT_BUILT = "the lazy backend is not built into this opdispatch; build it with scons --backend=lazy"
 
