@@ -71,7 +71,9 @@ def _install(env, prefix, libraries=(), python=(), headers=(), yaml=None, tags=N
     if tags is not None:
         nodes += env.InstallAs(layout["tags"], tags)
     nodes += env.Command(os.path.join(layout["package"], SDK_FILE), env.Value(_sdk_text(layout, tags is not None)),
-                         env.Action(_write_sdk_file, "[opgen] runtime SDK description -> $TARGET"))
+                         # A lambda: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.
+                         env.Action(_write_sdk_file, strfunction=lambda target, source, env:
+                                    f"[opgen] runtime SDK description -> {target[0]}"))
     return nodes
 
 
