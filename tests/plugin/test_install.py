@@ -2,9 +2,10 @@
 project sees them from a fresh virtualenv outside the checkout."""
 import json
 import os
+import subprocess
 import sys
 
-from helpers import REPO_ROOT
+from helpers import DROPPED_ENV, REPO_ROOT, scons_env
 
 
 def _site_packages(venv):
@@ -65,3 +66,20 @@ def test_a_build_tree_opdispatch_says_it_is_not_an_sdk(plugin_venv, built_projec
                              PYTHONPATH=os.path.join(str(built_project.root), "build", "python"))
     assert result.returncode == 0, result.stderr
     assert "is a build tree" in result.stdout and "scons install PREFIX=DIR" in result.stdout
+
+
+def test_an_editable_install_uses_the_checkouts_tools(tmp_path):
+    """`pip install -e`: the package and the tools are the checkout's own files."""
+    venv = tmp_path / "editable"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"))
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-build-isolation",
+                          "--no-index", "-q", "-e", REPO_ROOT], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    where = subprocess.run([python, "-c", "import opgen; print(opgen.__file__); print(opgen.scons_toolpath())"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.returncode == 0, where.stderr
+    assert where.stdout.split() == [os.path.join(REPO_ROOT, "opgen", "__init__.py"),
+                                    os.path.join(REPO_ROOT, "site_scons", "site_tools")]
