@@ -87,8 +87,9 @@ OP_HOST_DEVICE inline T normal_value(uint64_t seed, uint64_t index, double mean,
   const Words r = philox4x32_10(seed, index);
   const double u1 = 1.0 - unit_double(r.w[0], r.w[1]);  // (0, 1]: log(u1) is finite
   const double u2 = unit_double(r.w[2], r.w[3]);
-  const double radius = sqrt(-2.0 * log(u1));
-  return static_cast<T>(mean + std * radius * cos(6.283185307179586 * u2));
+  // ::log, not log: a kernel that also includes ops/log.h has op::log in scope here.
+  const double radius = ::sqrt(-2.0 * ::log(u1));
+  return static_cast<T>(mean + std * radius * ::cos(6.283185307179586 * u2));
 }
 
 }  // namespace op::native::rng

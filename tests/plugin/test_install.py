@@ -83,3 +83,17 @@ def test_an_editable_install_uses_the_checkouts_tools(tmp_path):
     assert where.returncode == 0, where.stderr
     assert where.stdout.split() == [os.path.join(REPO_ROOT, "opgen", "__init__.py"),
                                     os.path.join(REPO_ROOT, "site_scons", "site_tools")]
+
+
+def test_the_installed_headers_compile_together_on_their_own(plugin_venv, tmp_path):
+    """Every installed header, in one translation unit, with only the install on the include
+    path: nothing is missing from the SDK and no two of its headers clash."""
+    include = os.path.join(plugin_venv.root, "include", "opdispatch")
+    headers = sorted(os.path.relpath(os.path.join(d, f), include) for d, _, files in os.walk(include)
+                     for f in files if f.endswith(".h"))
+    unit = tmp_path / "every_header.cpp"
+    unit.write_text("".join(f'#include "{header}"\n' for header in headers))
+    result = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-DOP_ASSERT_NO_TENSOR_METHODS", f"-I{include}", str(unit)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert len(headers) > 300
