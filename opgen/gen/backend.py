@@ -22,12 +22,14 @@ directory), so adding a backend leaves every CPU / CUDA file byte-identical.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from functools import cached_property
 from typing import Optional
 
 from ..api import dispatcher
 from ..api.bindings import names, params
+from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
 from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
@@ -182,6 +184,14 @@ def backend_umbrellas(backend: BackendYaml) -> tuple[str, ...]:
     paths = [layout.backend_umbrella(key, backend.class_name)]
     paths += list(render_ir_umbrella(backend, [])) + list(render_non_native(backend))
     return tuple(sorted(paths))
+
+
+def backend_umbrella_inputs(backend: BackendYaml) -> str:
+    """What the backend's umbrellas render besides which files each group has: its namespace and
+    class (the declarations umbrella's text) and its non-native nodes (LazyNonNativeIr.h). A
+    build keys the umbrellas by it, so editing a non_native entry rewrites that header."""
+    texts = sorted(render_non_native(backend).items())
+    return digest(json.dumps([backend.cpp_namespace, backend.class_name, texts]).encode())
 
 
 def render_backend_umbrellas(backend: BackendYaml, files_by_group: dict[str, list[str]]) -> dict[str, str]:

@@ -20,7 +20,7 @@ from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from ..writer import TreeWriter, write_if_changed
 from . import layout
-from .backend import backend_umbrellas, render_backend_umbrellas
+from .backend import backend_umbrella_inputs, backend_umbrellas, render_backend_umbrellas
 from .config import CodegenConfig
 from .jobs import GroupJob, backend_jobs, in_tree_jobs
 from .umbrellas import render_umbrellas
@@ -37,6 +37,7 @@ class Section:
     jobs: tuple[GroupJob, ...]
     umbrellas: tuple[str, ...]                   # paths the umbrella renderer writes
     render_umbrellas: Callable[[dict[str, list[str]]], dict[str, str]]  # {group: files} -> {path: text}
+    umbrella_inputs: str = ""                    # what the umbrellas render besides the layout (a digest)
 
     @property
     def state_path(self) -> str:
@@ -51,7 +52,8 @@ def backend_section(model: Model, backend: BackendYaml) -> Section:
     key = backend.backend_key
     jobs = tuple(backend_jobs(model, backend))
     return Section(f"{key} backend groups", layout.backend_dir(key), jobs, backend_umbrellas(backend),
-                   lambda files: render_backend_umbrellas(backend, {name.split("@")[0]: paths for name, paths in files.items()}))
+                   lambda files: render_backend_umbrellas(backend, {name.split("@")[0]: paths for name, paths in files.items()}),
+                   backend_umbrella_inputs(backend))
 
 
 @dataclass

@@ -105,10 +105,11 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
         result.targets.extend(nodes)
         if every_file:
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
-    # The umbrellas depend on which files each group has, nothing else.
+    # The umbrellas depend on which files each group has, and on what else the section says they
+    # render (a backend's non-native IR nodes).
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
     umbrellas = env.Command([out.File(path) for path in section.umbrellas],
-                            env.Value(f"{section.label} umbrellas:{layout_key}"),
+                            env.Value(f"{section.label} umbrellas:{layout_key}{section.umbrella_inputs}"),
                             env.Action(nodes_of.write_umbrellas, strfunction=lambda *_: f"[opgen] {section.label} umbrella headers"))
     env.Precious(umbrellas)
     result.targets.extend(umbrellas)

@@ -96,7 +96,7 @@ def test_umbrellas_and_non_native_nodes(lazy_tree):
     assert headers[:-1] == sorted(headers[:-1]) and headers[-1] == f"{LAZY}/LazyNonNativeIr.h"
     assert f"{LAZY}/ops/add_ir.h" in headers and f"{LAZY}/ops/copy_ir.h" not in headers
     non_native = read(lazy_tree, f"{LAZY}/LazyNonNativeIr.h")
-    assert classes(non_native) == ["Scalar"]
+    assert classes(non_native) == ["Scalar", "Cast"]
     assert 'kOpKind = "prim::Constant"' in non_native and "lower(const std::vector<TensorBase>& data) const override;  // by hand" in non_native
     assert os.path.exists(os.path.join(lazy_tree, f"{LAZY}/LazyNativeFunctions.h"))
 

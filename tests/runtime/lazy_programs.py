@@ -191,9 +191,14 @@ def program_errors() -> dict:
 
 def program_dtypes_and_moves() -> dict:
     ints = od.tensor(np.array([1, 2, 3], dtype=np.int32)).to("lazy")
-    as_float = ints.to(od.float64)            # a dtype change on the device
+    as_float = ints.to(od.float64)            # a dtype change on the device: a cast node
+    text = lazy.ir_text(as_float)
     np.testing.assert_array_equal(values(as_float), [1.0, 2.0, 3.0])
     assert as_float.dtype is od.float64
+    mixed = od.zeros([2, 3], dtype=od.int64, device="lazy")
+    mixed.copy_(od.tensor([0.5, 1.5, 2.5]).to("lazy"))  # float32 -> int64, broadcast: cast, expand_copy
+    text += lazy.ir_text(mixed)
+    np.testing.assert_array_equal(values(mixed), [[0, 1, 2]] * 2)
     z = od.zeros([2, 2], device="lazy")
     z.copy_(od.tensor([1.5, 2.5]))            # cpu -> lazy, broadcast
     np.testing.assert_array_equal(values(z), [[1.5, 2.5]] * 2)
@@ -206,7 +211,7 @@ def program_dtypes_and_moves() -> dict:
     assert repr(made) == "tensor([[1., 2.]], device='lazy')"
     ones = od.ones_like(made)
     np.testing.assert_array_equal(values(ones + made), [[2.0, 3.0]])
-    return {"metrics": lazy.metrics()}
+    return {"metrics": lazy.metrics(), "ops": ops_in(text)}
 
 
 def program_long_chain() -> dict:

@@ -94,7 +94,9 @@ def test_bad_programs_raise_errors_that_say_what_is_wrong(program):
 
 
 def test_dtype_changes_copies_and_factories(program):
-    assert program("dtypes_and_moves")["metrics"]["fallbacks"] == {}
+    facts = program("dtypes_and_moves")
+    assert facts["ops"].count("cast") == 2 and "aten::expand_copy" in facts["ops"]  # conversions stay in the graph
+    assert facts["metrics"]["fallbacks"] == {}
 
 
 def test_module_without_the_backend_imports_and_says_how_to_build_it(opdispatch, repo_root):

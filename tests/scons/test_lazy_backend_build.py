@@ -50,3 +50,17 @@ def test_one_yaml_entry_edited_regenerates_and_recompiles_that_group_only(projec
         assert build.compiled == {"build/obj/gen/backends/Lazy/ops/where_Lazy.os"}
         assert "-o build/lib/libopdispatch_lazy.so" in build.output
         assert "-o build/lib/libopdispatch.so" not in build.output
+
+
+def test_editing_a_non_native_node_rewrites_its_header_and_recompiles_what_includes_it(project):
+    yaml = project / LAZY_YAML
+    original = yaml.read_text()
+    for text in (original.replace("opkind: lazy::cast", "opkind: lazy::convert"), original):
+        before = snapshot(project / GEN)
+        rewrite_in_a_later_second(yaml, text)
+        build = ok(lazy_build(project))
+        assert lazy_groups(build)[0][0] == 0  # no group's files change
+        written = {p for p, state in snapshot(project / GEN).items() if before.get(p) != state}
+        assert written == {"backends/Lazy/LazyNonNativeIr.h"}
+        # (kOpKind is not in the objects' code, so they come out the same and nothing relinks)
+        assert build.compiled == {"build/obj/backends/lazy/graph.os", "build/obj/backends/lazy/non_native.os"}

@@ -1,5 +1,5 @@
 // The kernels the lazy yaml lists under `supported`: allocation (empty, empty_strided), moving
-// between devices (_to_copy, copy_), fill_, lift and lift_fresh. Factories and moves onto the
+// and converting (_to_copy, copy_), fill_, lift and lift_fresh. Factories and moves onto the
 // device called above the Functionalize key return functional wrappers (PR 75527), so user
 // programs never hand this backend a view or an in-place operator.
 // Per-group declaration headers, not the umbrella: a yaml edit recompiles only what it touches.
@@ -13,7 +13,7 @@
 #include "backends/Lazy/ops/lift_fresh_native.h"
 #include "backends/Lazy/ops/lift_native.h"
 #include "backends/lazy/lazy_tensor.h"
-#include "backends/lazy/scalar_node.h"
+#include "backends/lazy/non_native.h"
 #include "core/error.h"
 #include "native/functionalization.h"
 #include "native/memory_layout.h"
@@ -63,9 +63,9 @@ TensorBase LazyNativeFunctions::empty_strided_symint(IntArrayRef size, IntArrayR
   return wrap_if_above(make_data_tensor(std::move(data), where));
 }
 
-// Onto lazy: the same value (a lazy source of the same dtype shares its IR) or a converted cpu
-// copy; the IR has no cast node, so a dtype change runs the source first. Off lazy: the
-// source's data, run first, converted by the target device's _to_copy.
+// Onto lazy: a lazy source's value (a `cast` node for a dtype change), or a converted cpu copy
+// of a tensor from elsewhere. Off lazy: the source's data, run first, converted by the target
+// device's _to_copy.
 TensorBase LazyNativeFunctions::_to_copy(const TensorBase& self, std::optional<ScalarType> dtype,
                                          std::optional<Layout> layout, std::optional<Device> device,
                                          std::optional<bool> pin_memory, bool non_blocking,
@@ -75,6 +75,7 @@ TensorBase LazyNativeFunctions::_to_copy(const TensorBase& self, std::optional<S
   if (target.type() == lazy_device_type()) {
     allocation_device(target, layout, pin_memory, "_to_copy");
     if (is_lazy(self) && (!dtype || *dtype == self.dtype())) return wrap_if_above(share_value(self, target));
+    if (is_lazy(self)) return wrap_if_above(make_tensor(cast(ir_value(self), *dtype), target));
     TensorBase data;
     {
       functionalization::BelowGuard below;
@@ -91,13 +92,18 @@ TensorBase LazyNativeFunctions::_to_copy(const TensorBase& self, std::optional<S
 TensorBase& LazyNativeFunctions::copy_(TensorBase& self, const TensorBase& src, bool non_blocking) {
   OP_CHECK(self.defined() && src.defined(), "copy_: undefined tensor");
   if (is_lazy(self)) {
-    if (is_lazy(src) && src.dtype() == self.dtype()) {
-      if (src.sizes() == self.sizes()) {
+    if (is_lazy(src)) {
+      if (src.sizes() == self.sizes() && src.dtype() == self.dtype()) {
         set_same_value(self, src);
-      } else {  // broadcast, checked as the eager expand checks it
-        std::vector<Shape> shapes = shapes_of(ops::expand_copy::call(to_meta(src), self.sizes(), false));
-        set_value(self, Value{reuse_or_make<ExpandCopy>(ir_value(src), self.sizes().vec(), false, std::move(shapes)), 0});
+        return self;
       }
+      Value value = cast(ir_value(src), self.dtype());
+      if (src.sizes() != self.sizes()) {  // broadcast, checked as the eager expand checks it
+        std::vector<Shape> shapes = shapes_of(ops::expand_copy::call(to_meta(src), self.sizes(), false));
+        shapes[0].dtype = self.dtype();
+        value = Value{reuse_or_make<ExpandCopy>(value, self.sizes().vec(), false, std::move(shapes)), 0};
+      }
+      set_value(self, std::move(value));
       return self;
     }
     functionalization::BelowGuard below;
