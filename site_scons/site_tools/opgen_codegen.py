@@ -168,6 +168,21 @@ def _archives(env, objects_by_group, archive_dir):
             for index, objects in sorted(shards.items())]
 
 
+def _whole_archive_library(env, target, objects, archives):
+    """A shared library of ``objects`` and every member of ``archives``: without --whole-archive
+    the linker drops members nothing references, and with them the operators they register."""
+    link_env = env.Clone(OPGEN_ARCHIVES=archives)
+    # Content, not content-timestamp: the timestamp shortcut copies a stored signature into a
+    # dependency rebuilt in the same run (SCons issue 2980), so a changed archive would look
+    # unchanged to the library.
+    link_env.Decider("content")
+    link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
+    link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
+    library = link_env.SharedLibrary(target, objects)
+    link_env.Depends(library, archives)
+    return library
+
+
 def exists(env):
     return True
 
@@ -176,3 +191,4 @@ def generate(env):
     env.AddMethod(_codegen, "OpgenCodegen")
     env.AddMethod(_backend_codegen, "OpgenBackendCodegen")
     env.AddMethod(_archives, "OpgenArchives")
+    env.AddMethod(_whole_archive_library, "OpgenWholeArchiveLibrary")

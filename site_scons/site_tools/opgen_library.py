@@ -80,18 +80,6 @@ def _kernel_dir(env, kernels):
     return directories.pop() if len(directories) == 1 else "."
 
 
-def _link(env, target, objects, archives):
-    """A shared library of ``objects`` and every member of ``archives`` (without
-    --whole-archive the linker drops members nothing references, and their registrations)."""
-    link_env = env.Clone(OPGEN_ARCHIVES=archives)
-    link_env.Decider("content")  # an archive rebuilt in this run must relink (SCons issue 2980)
-    link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
-    link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
-    library = link_env.SharedLibrary(target, objects)
-    link_env.Depends(library, archives)
-    return library
-
-
 def _tags_for(env, yaml, tags, runtime):
     """tags.yaml beside the yaml when there is one, else the runtime's (its tags are known)."""
     if tags is not None:
@@ -131,7 +119,7 @@ def _operator_library(env, name, yaml, kernels=(), tags=None, keys=None, build_d
     codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=_dispatch_keys(name, keys)))
     build_env = _build_env(env, runtime, gen_dir)
     archives = build_env.OpgenArchives(_objects(build_env, codegen.sources_by_group, obj_dir), obj_dir)
-    return _link(build_env, f"{build_dir}/{name}", _kernel_objects(build_env, kernels, obj_dir), archives)
+    return build_env.OpgenWholeArchiveLibrary(f"{build_dir}/{name}", _kernel_objects(build_env, kernels, obj_dir), archives)
 
 
 def _backend_library(env, name, backend_yaml, kernels=(), yaml=None, tags=None, build_dir="build"):
@@ -154,7 +142,7 @@ def _backend_library(env, name, backend_yaml, kernels=(), yaml=None, tags=None, 
     checked = build_env.OpgenCheckDefinitions(
         f"{obj_dir}/definitions.ok", registrations + kernel_objects, OPGEN_BACKEND=backend,
         OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=_kernel_dir(env, kernels))
-    library = _link(build_env, f"{build_dir}/{name}", kernel_objects, build_env.OpgenArchives(objects, obj_dir))
+    library = build_env.OpgenWholeArchiveLibrary(f"{build_dir}/{name}", kernel_objects, build_env.OpgenArchives(objects, obj_dir))
     build_env.Depends(library, checked)
     return library
 
