@@ -123,4 +123,18 @@ class IValue {
 
 using Stack = std::vector<IValue>;
 
+// Calls visit(const TensorBase&) for every tensor a value holds: a Tensor, or the defined
+// elements of a Tensor[] / Tensor?[] (boxed fallbacks walk their arguments with it).
+template <class Visit>
+void for_each_tensor(const IValue& value, Visit visit) {
+  if (value.is_tensor()) {
+    visit(value.to_tensor());
+  } else if (value.is_tensor_list()) {
+    for (const TensorBase& t : value.to_tensor_list()) visit(t);
+  } else if (value.tag() == IValue::Tag::OptionalTensorList) {
+    for (const auto& t : value.to_optional_tensor_list())
+      if (t) visit(*t);
+  }
+}
+
 }  // namespace op

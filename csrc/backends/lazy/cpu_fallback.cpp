@@ -23,18 +23,6 @@ namespace {
 
 bool is_cpu_scalar(const TensorBase& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
 
-template <class Visit>
-void for_each_tensor(const IValue& value, Visit visit) {
-  if (value.is_tensor()) {
-    visit(value.to_tensor());
-  } else if (value.is_tensor_list()) {
-    for (const TensorBase& t : value.to_tensor_list()) visit(t);
-  } else if (value.tag() == IValue::Tag::OptionalTensorList) {
-    for (const auto& t : value.to_optional_tensor_list())
-      if (t) visit(*t);
-  }
-}
-
 // The lazy device of the call: its tensors are lazy, except 0-d cpu tensors (wrapped numbers).
 Device call_device(const std::string& op_name, const std::vector<IValue>& arguments) {
   std::optional<Device> device;

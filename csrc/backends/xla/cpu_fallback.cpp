@@ -23,19 +23,6 @@ namespace {
 
 bool is_cpu_scalar(const TensorBase& t) { return t.defined() && t.dim() == 0 && t.device().is_cpu(); }
 
-// Every tensor an argument holds (a Tensor, Tensor? or Tensor[] / Tensor?[] list).
-template <class Visit>
-void for_each_tensor(const IValue& value, Visit visit) {
-  if (value.is_tensor()) {
-    visit(value.to_tensor());
-  } else if (value.is_tensor_list()) {
-    for (const TensorBase& t : value.to_tensor_list()) visit(t);
-  } else if (value.tag() == IValue::Tag::OptionalTensorList) {
-    for (const auto& t : value.to_optional_tensor_list())
-      if (t) visit(*t);
-  }
-}
-
 // The xla device the call runs for: all tensor arguments on one xla device, except 0-d cpu
 // tensors (wrapped numbers), which may join any device.
 Device call_device(const std::string& op_name, const std::vector<IValue>& arguments) {
