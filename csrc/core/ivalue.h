@@ -137,4 +137,22 @@ void for_each_tensor(const IValue& value, Visit visit) {
   }
 }
 
+// The value with every tensor it holds replaced by map(tensor): a Tensor, or the elements of a
+// Tensor[] / Tensor?[] (None stays None); any other value as it is.
+template <class Map>
+IValue map_tensors(const IValue& value, Map map) {
+  if (value.is_tensor()) return IValue(map(value.to_tensor()));
+  if (value.is_tensor_list()) {
+    std::vector<TensorBase> list;
+    for (const TensorBase& t : value.to_tensor_list()) list.push_back(map(t));
+    return IValue(std::move(list));
+  }
+  if (value.tag() == IValue::Tag::OptionalTensorList) {
+    std::vector<std::optional<TensorBase>> list;
+    for (const auto& t : value.to_optional_tensor_list()) list.push_back(t ? std::optional<TensorBase>(map(*t)) : t);
+    return IValue(std::move(list));
+  }
+  return value;
+}
+
 }  // namespace op

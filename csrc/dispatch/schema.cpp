@@ -312,6 +312,13 @@ FunctionSchema FunctionSchema::with_namespace(const std::string& ns) const {
   return copy;
 }
 
+std::optional<size_t> FunctionSchema::written_argument_of(const Return& ret) const {
+  if (!ret.is_write()) return std::nullopt;
+  for (size_t i = 0; i < arguments_.size(); ++i)
+    if (arguments_[i].is_write() && arguments_[i].annotation->alias_set == ret.annotation->alias_set) return i;
+  return std::nullopt;
+}
+
 SchemaKind FunctionSchema::kind() const {
   if (name_.is_inplace()) return SchemaKind::Inplace;
   bool any_out = false;

@@ -73,6 +73,8 @@ class FunctionSchema {
   size_t num_positional() const;
   const Argument* find_argument(const std::string& name) const;
   SchemaKind kind() const;
+  // The argument a return aliases through a write annotation (`-> Tensor(a!)`), if any.
+  std::optional<size_t> written_argument_of(const Return& ret) const;
   std::string str() const;
   FunctionSchema with_namespace(const std::string& ns) const;
 

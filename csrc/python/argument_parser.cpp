@@ -27,12 +27,8 @@ ArgumentParser::ArgumentParser(const op::FunctionSchema& schema)
   }
   out_tuple_ = out_arguments_.size() > 1 && !has_out_name;
   for (const op::Return& r : schema_.returns()) {
-    int alias = -1;
-    if (r.is_write())
-      for (size_t i = 0; i < arguments.size() && alias < 0; ++i)
-        if (arguments[i].is_write() && arguments[i].annotation->alias_set == r.annotation->alias_set)
-          alias = static_cast<int>(i);
-    return_aliases_.push_back(alias);
+    const std::optional<size_t> alias = schema_.written_argument_of(r);
+    return_aliases_.push_back(alias ? static_cast<int>(*alias) : -1);
   }
 }
 

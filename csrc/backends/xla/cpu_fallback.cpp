@@ -54,21 +54,10 @@ class CpuCopies {
   }
 
   IValue to_cpu(const IValue& value) {
-    if (value.is_tensor()) return to_cpu(value.to_tensor());
-    if (value.is_tensor_list()) {
-      std::vector<TensorBase> list;
-      for (const TensorBase& t : value.to_tensor_list()) list.push_back(to_cpu(t));
-      return list;
-    }
-    if (value.tag() == IValue::Tag::OptionalTensorList) {
-      std::vector<std::optional<TensorBase>> list;
-      for (const auto& t : value.to_optional_tensor_list()) list.push_back(t ? std::optional<TensorBase>(to_cpu(*t)) : t);
-      return list;
-    }
     // A factory's device=xla becomes cpu, so BackendSelect picks the CPU kernel.
     if (value.tag() == IValue::Tag::Device && value.to_device().type() == xla_device_type())
       return Device(DeviceType::CPU);
-    return value;
+    return map_tensors(value, [&](const TensorBase& t) { return to_cpu(t); });
   }
 
   // The cpu copy of an xla tensor (undefined when it was not copied).
@@ -90,23 +79,7 @@ void write_back(const TensorBase& original, const TensorBase& copy) {
 }
 
 IValue to_xla(const IValue& value, Device device) {
-  auto move = [&](const TensorBase& t) { return t.defined() && t.device().is_cpu() ? xla_view(t, device) : t; };
-  if (value.is_tensor()) return move(value.to_tensor());
-  if (value.is_tensor_list()) {
-    std::vector<TensorBase> list;
-    for (const TensorBase& t : value.to_tensor_list()) list.push_back(move(t));
-    return list;
-  }
-  return value;
-}
-
-// The argument a return aliases through a write annotation (`-> Tensor(a!)`), if any.
-std::optional<size_t> written_argument_of(const FunctionSchema& schema, const Return& ret) {
-  if (!ret.is_write()) return std::nullopt;
-  const auto& arguments = schema.arguments();
-  for (size_t i = 0; i < arguments.size(); ++i)
-    if (arguments[i].is_write() && arguments[i].annotation->alias_set == ret.annotation->alias_set) return i;
-  return std::nullopt;
+  return map_tensors(value, [&](const TensorBase& t) { return t.defined() && t.device().is_cpu() ? xla_view(t, device) : t; });
 }
 
 void xla_cpu_fallback(const OperatorHandle& op, DispatchKeySet /*ks*/, Stack* stack) {
@@ -135,7 +108,7 @@ void xla_cpu_fallback(const OperatorHandle& op, DispatchKeySet /*ks*/, Stack* st
   }
   const auto& returns = schema.returns();
   for (size_t i = 0; i < cpu_stack.size(); ++i) {
-    const std::optional<size_t> written = i < returns.size() ? written_argument_of(schema, returns[i]) : std::nullopt;
+    const std::optional<size_t> written = i < returns.size() ? schema.written_argument_of(returns[i]) : std::nullopt;
     const bool is_self_or_out = written && arguments[*written].is_tensor();
     stack->push_back(is_self_or_out ? arguments[*written] : to_xla(cpu_stack[i], device));
   }
