@@ -8,7 +8,8 @@ sources include as ``name`` (e.g. "dispatch/precompiled.h"), with this environme
 into ``build_dir/<name>.gch``; while precompiling is active, every later C++ object of ``env``
 force-includes it. GCC looks for ``<name>.gch`` in each include directory before the header
 itself, so ``build_dir`` is put first in CPPPATH; when the .gch does not fit (other flags or
-defines) GCC says so (-Winvalid-pch) and parses the header instead. Returns the .gch node.
+defines) GCC says so (-Winvalid-pch) and parses the header instead. Returns whether the objects
+force-include it (``env.PrecompiledHeaderActive()``).
 
 Why not always: ccache cannot hash a .gch portably (it needs pch sloppiness and the .gch embeds
 the checkout's paths) and distcc cannot ship one, so with either, objects are compiled without it
@@ -28,8 +29,8 @@ import SCons.Tool
 from optional_program import MODES, mode_of
 from stop_build import fail
 
-# The header's own flags: the object flags of this environment, as a header, never forcing itself.
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
+# The header's own flags: the object flags of this environment, as a header, never forcing itself.
 GCH_COMMAND = "$SHCXX -o $TARGET -x c++-header -c $SHCXXFLAGS $SHCCFLAGS $_CCCOMCOM $SOURCES"
 
 
@@ -49,10 +50,11 @@ def _use(env, source, name, build_dir):
     # Built from a copy of the environment as it is now: the header never force-includes itself.
     gch = env.Clone().PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
     env.Prepend(CPPPATH=[build_dir])
-    if _active(env):
-        env.Append(CCFLAGS=["$(", "-Winvalid-pch", "-include", name, "$)"])
     env["PCH_NODE"] = gch
-    return gch
+    active = _active(env)
+    if active:
+        env.Append(CCFLAGS=["$(", "-Winvalid-pch", "-include", name, "$)"])
+    return active
 
 
 def _depend_on_pch(target, source, env):
