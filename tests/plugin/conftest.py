@@ -11,6 +11,7 @@ import types
 import pytest
 
 from helpers import DROPPED_ENV, PROJECT_BUILD, REPO_ROOT, copy_built, run_scons, scons_env
+from plugin_venvs import make_venv
 
 DOWNSTREAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "downstream")
 # The checkout must not leak into the venv's processes: only what was installed counts.
@@ -39,9 +40,7 @@ class Venv(types.SimpleNamespace):
 def plugin_venv(built_project, tmp_path_factory) -> Venv:
     base = tmp_path_factory.mktemp("plugin")
     root = base / "venv"
-    # --system-site-packages: SCons, jinja2, ... come from requirements.txt's install, so the test
-    # needs no network; --without-pip: the outer pip installs into it (--python).
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(root)], check=True)
+    make_venv(root)
     venv = Venv(root=str(root), python=str(root / "bin" / "python"), cache_dir=str(base / "opgen-cache"),
                 ccache_dir=str(base / "ccache"))
 

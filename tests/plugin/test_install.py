@@ -2,10 +2,14 @@
 project sees them from a fresh virtualenv outside the checkout."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
+import pytest
+
 from helpers import DROPPED_ENV, REPO_ROOT, scons_env
+from plugin_venvs import make_venv
 
 
 def _site_packages(venv):
@@ -70,9 +74,7 @@ def test_a_build_tree_opdispatch_says_it_is_not_an_sdk(plugin_venv, built_projec
 
 def test_an_editable_install_uses_the_checkouts_tools(tmp_path):
     """`pip install -e`: the package and the tools are the checkout's own files."""
-    venv = tmp_path / "editable"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
+    python = make_venv(tmp_path / "editable")
     env = scons_env(DROPPED_ENV + ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"))
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-build-isolation",
                           "--no-index", "-q", "-e", REPO_ROOT], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -97,3 +99,23 @@ def test_the_installed_headers_compile_together_on_their_own(plugin_venv, tmp_pa
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     assert len(headers) > 300
+
+
+def test_a_fresh_clone_installs_as_users_install_it(tmp_path):
+    """`pip install <clone>` with build isolation (pip's default: setuptools is fetched into a
+    private build environment) from a fresh `git clone` that no build has touched: it failed once
+    because pyproject.toml named a directory only a build creates. Then the `opgen` command runs."""
+    if shutil.which("git") is None or not os.path.isdir(os.path.join(REPO_ROOT, ".git")):
+        pytest.skip("needs git and a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", REPO_ROOT, str(clone)], check=True, timeout=300)
+    python = make_venv(tmp_path / "venv")
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_NO_BUILD_ISOLATION"))
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", str(clone)], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    opgen = subprocess.run([str(tmp_path / "venv" / "bin" / "opgen"), "--help"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True)
+    assert opgen.returncode == 0, opgen.stderr
+    for command in ("model", "generate", "cache"):
+        assert command in opgen.stdout
