@@ -4,6 +4,7 @@ are always closed."""
 import importlib
 import itertools
 import os
+import shutil
 import sys
 
 import pytest
@@ -63,6 +64,19 @@ def lazy_python(repo_root: str) -> str:
     place of the Python kernels the other tests register there, so this process never loads it."""
     _scons_build(repo_root, os.path.join("build", "python"), "--backend=lazy")
     return os.path.join(repo_root, "build", "python")
+
+
+@pytest.fixture
+def python_tree_without(opdispatch, repo_root: str, tmp_path):
+    """python_tree_without("_xla"): a PYTHONPATH whose opdispatch is the built one minus that
+    backend extension, as in a build without the backend: build/python and build/lib copied side
+    by side (the extension finds the library through a relative rpath), the module files left out."""
+    def tree(extension: str) -> str:
+        for name in ("python", "lib"):
+            shutil.copytree(os.path.join(repo_root, "build", name), tmp_path / name, symlinks=True,
+                            ignore=shutil.ignore_patterns(f"{extension}.*", "__pycache__"))
+        return str(tmp_path / "python")
+    return tree
 
 
 @pytest.fixture

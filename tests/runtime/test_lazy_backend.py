@@ -99,9 +99,8 @@ def test_dtype_changes_copies_and_factories(program):
     assert facts["metrics"]["fallbacks"] == {}
 
 
-def test_module_without_the_backend_imports_and_says_how_to_build_it(opdispatch, repo_root):
+def test_module_without_the_backend_imports_and_says_how_to_build_it(python_tree_without):
     script = (
-        "import sys; sys.modules['opdispatch._lazy'] = None\n"
         "import opdispatch.lazy as lazy\n"
         "assert not lazy.is_built() and lazy.device() == 'lazy'\n"
         "try:\n"
@@ -109,7 +108,7 @@ def test_module_without_the_backend_imports_and_says_how_to_build_it(opdispatch,
         "except RuntimeError as e:\n"
         "    print(e)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.path.join(repo_root, "build", "python"))
+    env = dict(os.environ, PYTHONPATH=python_tree_without("_lazy"))
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "build it with scons --backend=lazy" in run.stdout

@@ -297,10 +297,10 @@ def test_dispatch_table_shows_kernels_and_fallback(opdispatch, xla):
     assert repr(opdispatch.ones([2], device="xla")) == "tensor([1., 1.], device='xla')"
 
 
-def test_module_without_the_backend_says_how_to_build_it(repo_root, opdispatch):
-    # A build without --backend=xla has no opdispatch/_xla: simulated by blocking its import.
+def test_module_without_the_backend_says_how_to_build_it(python_tree_without):
+    # A build without --backend=xla has no opdispatch/_xla (the test once blocked its import in
+    # sys.modules instead, and so missed that a real build without it failed to import).
     script = (
-        "import sys; sys.modules['opdispatch._xla'] = None\n"
         "import opdispatch.xla as xla\n"
         "assert not xla.is_built() and xla.device() == 'xla'\n"
         "try:\n"
@@ -308,7 +308,7 @@ def test_module_without_the_backend_says_how_to_build_it(repo_root, opdispatch):
         "except RuntimeError as e:\n"
         "    print(e)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.path.join(repo_root, "build", "python"))
+    env = dict(os.environ, PYTHONPATH=python_tree_without("_xla"))
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "build it with scons --backend=xla" in run.stdout

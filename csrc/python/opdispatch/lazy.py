@@ -20,12 +20,9 @@ importing this module still works.
 """
 from opdispatch import _C, creation
 
-try:
-    from opdispatch import _lazy
-except ModuleNotFoundError as exc:
-    if exc.name != "opdispatch._lazy":
-        raise
-    _lazy = None  # not built; a backend that is built but fails to load raises ImportError above
+from opdispatch.loading import optional_extension
+
+_lazy = optional_extension("_lazy")  # None when not built
 
 
 def _read_through_cpu(tensor_type: type) -> None:

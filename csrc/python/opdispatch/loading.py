@@ -14,6 +14,8 @@ from __future__ import annotations
 import _ctypes
 import ctypes
 import errno
+import importlib
+import importlib.util
 import os
 
 from opdispatch import _C
@@ -69,3 +71,14 @@ def load_library(path) -> LoadedLibrary:
         _ctypes.dlclose(library._handle)  # its other registrations are undone with it
         raise _C.Error(f"loading {path} failed:\n" + "\n".join(errors))
     return LoadedLibrary(path, library._handle)
+
+
+def optional_extension(name: str):
+    """The extension module ``opdispatch.<name>`` (a backend's, e.g. ``_xla``) when this build
+    has it, else None. Looked up before it is imported: ``from opdispatch import _xla`` turns a
+    missing module into a plain ImportError ("cannot import name"), which cannot be told apart
+    from a backend that is built but fails to load; that one still raises here."""
+    qualified = f"opdispatch.{name}"
+    if importlib.util.find_spec(qualified) is None:
+        return None
+    return importlib.import_module(qualified)

@@ -13,12 +13,9 @@ backend's kernels, and operators it has no kernel for run on the CPU through its
 In a build without the backend, is_built() is False and metrics() / reset_metrics() raise
 RuntimeError; importing this module still works.
 """
-try:
-    from opdispatch import _xla
-except ModuleNotFoundError as exc:
-    if exc.name != "opdispatch._xla":
-        raise
-    _xla = None  # not built; a backend that is built but fails to load raises ImportError above
+from opdispatch.loading import optional_extension
+
+_xla = optional_extension("_xla")  # None when not built
 
 _NOT_BUILT = "the xla backend is not built into this opdispatch; build it with scons --backend=xla"
 
