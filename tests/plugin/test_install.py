@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from helpers import DROPPED_ENV, REPO_ROOT, scons_env
+from helpers import DROPPED_ENV, PROJECT_BUILD, REPO_ROOT, copy_built, run_scons, scons_env
 from plugin_venvs import make_venv
 
 
@@ -119,3 +119,17 @@ def test_a_fresh_clone_installs_as_users_install_it(tmp_path):
     assert opgen.returncode == 0, opgen.stderr
     for command in ("model", "generate", "cache"):
         assert command in opgen.stdout
+
+
+def test_an_install_without_its_python_package_fails_and_says_why(built_project, tmp_path):
+    """Without pybind11 the build skips the Python extension; installing then must stop (exit 2)
+    and say why, not install an SDK whose `opdispatch` is an empty namespace package."""
+    project = copy_built(built_project.root, tmp_path / "project")
+    shadow = tmp_path / "no-pybind11"
+    shadow.mkdir()
+    (shadow / "pybind11.py").write_text("raise ImportError('pybind11 is absent in this test')\n")
+    prefix = tmp_path / "prefix"
+    result = run_scons(project, *PROJECT_BUILD, "install", f"PREFIX={prefix}", env={"PYTHONPATH": str(shadow)})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "pybind11 is not installed" in result.stderr
+    assert not prefix.exists()
