@@ -2,7 +2,9 @@
 room imports the harness as `helpers`), PyTorch's reference yaml and the project built once."""
 import collections
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 import yaml as pyyaml
@@ -16,6 +18,16 @@ for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pyt
         sys.path.insert(0, _path)
 
 from helpers import PROJECT_BUILD, copy_project, run_scons  # noqa: E402
+
+# The suite never writes into the checkout's cache/ (it once left 2,033 entries of PyTorch's groups
+# in the user's `opgen cache ls`): every in-process call and subprocess that names no cache of its
+# own uses this session's, removed at the end. Set at import, before any test module reads it.
+SESSION_CACHE_DIR = tempfile.mkdtemp(prefix="opgen-test-cache-")
+os.environ["OPGEN_CACHE_DIR"] = SESSION_CACHE_DIR
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_CACHE_DIR, ignore_errors=True)
 
 BuiltProject = collections.namedtuple("BuiltProject", "root first_build")
 
