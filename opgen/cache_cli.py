@@ -65,8 +65,11 @@ def add_parser(commands) -> None:
     command("ls", "one line per entry: group, short key, size, age, hits", _ls).add_argument(
         "pattern", nargs="?", default="*", help="group name pattern (fnmatch), e.g. 'add*'")
     command("show", "a group's current key, inputs, files and their hashes", _show).add_argument("group")
-    command("explain", "why a group regenerated in the last build that produced it, field by field",
-            _explain).add_argument("group")
+    explain = command("explain", "why a group regenerated, against the previous build of the same output directory",
+                      _explain)
+    explain.add_argument("group")
+    explain.add_argument("--out", metavar="DIR", help="the output directory (default: the one the group was last "
+                                                      "generated into)")
     verify = command("verify", "rehash every entry; exit 1 when any is corrupt, orphaned or missing", _verify)
     verify.add_argument("--repair", action="store_true", help="delete bad entries and stale index rows")
     gc = command("gc", "evict entries: least recently used beyond --max-size, or older than --older-than", _gc)
@@ -180,23 +183,28 @@ def _explain(args: argparse.Namespace) -> int:
     from .cache.inputs import explain
 
     cache = open_cache(args)
-    history = _latest_inputs(cache, args.group)
-    (key, inputs, recorded_by) = history[0]
-    production = cache.last_production(args.group)
-    build, produced_key, hit = production if production else (recorded_by, key, False)
-    if produced_key == key and build > recorded_by:
-        # The inputs were recorded by an earlier build: this one found the files missing.
-        reasons = [f"inputs unchanged since build {recorded_by}; its files were missing from the build directory "
-                   f"(a new or cleaned one)"]
-        previous_key = key
+    out_dir = os.path.realpath(args.out) if args.out else None
+    latest, *earlier = cache.productions(args.group, out_dir, n=2) or [None]
+    if latest is None:
+        where = f" into {args.out}" if args.out else ""
+        raise OpgenError(f"no build has produced operator group '{args.group}'{where} with this cache; check the "
+                         f"name (opgen cache ls) or build first", Location(cache.root, 0))
+    previous = earlier[0] if earlier else None
+    if previous is not None and previous.key == latest.key:
+        reasons = [f"inputs unchanged since build {previous.build_id}; its files were missing from the build "
+                   f"directory (a new or cleaned one)"]
     else:
-        old = history[1][1] if len(history) > 1 else None
-        reasons = explain(old, inputs)
-        previous_key = history[1][0] if old else None
-    how = "materialized from the cache" if hit else "rendered"
-    data = {"group": args.group, "key": key, "build": build, "previous_key": previous_key,
-            "reasons": reasons, "materialized": hit}
-    text = f"{args.group} regenerated in build {build} (key {key[:12]}, {how}):\n" + "".join(f"  {r}\n" for r in reasons)
+        inputs = cache.inputs_of_key(args.group, latest.key)
+        old = cache.inputs_of_key(args.group, previous.key) if previous is not None else None
+        if inputs is None or (previous is not None and old is None):
+            reasons = ["the inputs of its earlier key are no longer recorded (the cache keeps a group's last few)"]
+        else:
+            reasons = explain(old, inputs)
+    how = "materialized from the cache" if latest.hit else "rendered"
+    data = {"group": args.group, "key": latest.key, "build": latest.build_id, "out_dir": latest.out_dir,
+            "previous_key": previous.key if previous else None, "reasons": reasons, "materialized": latest.hit}
+    text = (f"{args.group} regenerated in build {latest.build_id} into {latest.out_dir or '(unknown)'} "
+            f"(key {latest.key[:12]}, {how}):\n" + "".join(f"  {r}\n" for r in reasons))
     _print(args, data, text)
     return 0
 

@@ -39,9 +39,12 @@ _SCHEMA = (
          id INTEGER PRIMARY KEY AUTOINCREMENT, group_name TEXT NOT NULL, key TEXT NOT NULL,
          build_id INTEGER NOT NULL, inputs TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS inputs_by_group ON inputs (group_name, id)",
-    # Each group's latest production only: explain tells "files were missing" from "inputs changed".
-    """CREATE TABLE IF NOT EXISTS last_produced (
-         group_name TEXT PRIMARY KEY, build_id INTEGER NOT NULL, key TEXT NOT NULL, hit INTEGER NOT NULL)""",
+    # A group's last productions per output directory: explain compares a build of a directory
+    # with that directory's previous one, and tells "files were missing" from "inputs changed".
+    """CREATE TABLE IF NOT EXISTS productions (
+         id INTEGER PRIMARY KEY AUTOINCREMENT, out_dir TEXT NOT NULL, group_name TEXT NOT NULL,
+         build_id INTEGER NOT NULL, key TEXT NOT NULL, hit INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS productions_by_group ON productions (group_name, out_dir, id)",
     "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value REAL NOT NULL)",
 )
 
@@ -266,16 +269,38 @@ def insert_build(db: sqlite3.Connection, label: str, started: float, finished: f
     return int(cursor.lastrowid)
 
 
-def record_productions(db: sqlite3.Connection, build_id: int, produced: list[tuple[str, str, bool]]) -> None:
-    """(group, key, hit) of each group ``build_id`` produced, replacing the group's earlier production."""
-    db.executemany("INSERT OR REPLACE INTO last_produced (group_name, build_id, key, hit) VALUES (?, ?, ?, ?)",
-                   [(group, build_id, key, int(hit)) for group, key, hit in produced])
+@dataclass(frozen=True)
+class ProductionRow:
+    """One build's production of one group into one output directory."""
+    out_dir: str
+    build_id: int
+    key: str
+    hit: bool  # materialized from the cache, not rendered
 
 
-def last_production(db: sqlite3.Connection, group: str) -> Optional[tuple[int, str, bool]]:
-    """(build id, key, hit) of the group's latest production."""
-    row = db.execute("SELECT build_id, key, hit FROM last_produced WHERE group_name = ?", (group,)).fetchone()
-    return (int(row[0]), row[1], bool(row[2])) if row else None
+def record_productions(db: sqlite3.Connection, build_id: int, out_dir: str,
+                       produced: list[tuple[str, str, bool]]) -> None:
+    """(group, key, hit) of each group ``build_id`` produced into ``out_dir``; the last few per
+    directory and group are kept."""
+    db.executemany("INSERT INTO productions (out_dir, group_name, build_id, key, hit) VALUES (?, ?, ?, ?, ?)",
+                   [(out_dir, group, build_id, key, int(hit)) for group, key, hit in produced])
+    db.executemany("DELETE FROM productions WHERE group_name = ? AND out_dir = ? AND id NOT IN "
+                   "(SELECT id FROM productions WHERE group_name = ? AND out_dir = ? ORDER BY id DESC LIMIT ?)",
+                   [(group, out_dir, group, out_dir, KEEP_INPUT_VERSIONS) for group, _, _ in produced])
+
+
+def productions(db: sqlite3.Connection, group: str, out_dir: Optional[str], n: int) -> list[ProductionRow]:
+    """The group's last ``n`` productions into ``out_dir``, newest first; with no directory, into
+    the directory of its newest production anywhere."""
+    if out_dir is None:
+        row = db.execute("SELECT out_dir FROM productions WHERE group_name = ? ORDER BY id DESC LIMIT 1",
+                         (group,)).fetchone()
+        if row is None:
+            return []
+        out_dir = row[0]
+    rows = db.execute("SELECT out_dir, build_id, key, hit FROM productions WHERE group_name = ? AND out_dir = ? "
+                      "ORDER BY id DESC LIMIT ?", (group, out_dir, n))
+    return [ProductionRow(d, int(b), k, bool(h)) for d, b, k, h in rows]
 
 
 def last_finished_build(db: sqlite3.Connection) -> Optional[BuildRow]:
@@ -313,3 +338,10 @@ def inputs_history(db: sqlite3.Connection, group: str, n: int) -> list[tuple[str
     rows = db.execute("SELECT key, inputs, build_id FROM inputs WHERE group_name = ? ORDER BY id DESC LIMIT ?",
                       (group, n))
     return [(key, json.loads(text), int(build_id)) for key, text, build_id in rows]
+
+
+def inputs_of_key(db: sqlite3.Connection, group: str, key: str) -> Optional[dict[str, str]]:
+    """The inputs recorded for ``group`` at ``key``, if still kept."""
+    row = db.execute("SELECT inputs FROM inputs WHERE group_name = ? AND key = ? ORDER BY id DESC LIMIT 1",
+                     (group, key)).fetchone()
+    return json.loads(row[0]) if row else None

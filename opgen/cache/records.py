@@ -39,6 +39,7 @@ class BuildRecord:
     produced: tuple[Production, ...]
     inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, inputs) of keys new to their group
     remote: RemoteFigures = RemoteFigures()
+    out_dir: str = ""               # the output directory, absolute; "" when unknown
 
 
 class BuildRecords:
@@ -64,7 +65,8 @@ class BuildRecords:
                 misses=len(build.produced) - len(local_hits), regenerated=len(build.produced), seconds=build.seconds,
                 saved_seconds=sum(found.entry.render_seconds for found in local_hits + remote_hits),
                 remote={name: getattr(remote, name) for name in REMOTE_FIGURES})
-            idx.record_productions(db, build_id, [(p.group, p.key, p.found is not None) for p in build.produced])
+            idx.record_productions(db, build_id, build.out_dir,
+                                   [(p.group, p.key, p.found is not None) for p in build.produced])
             for group, key, inputs in build.inputs:
                 idx.insert_inputs(db, group, key, inputs, build_id)
         return build_id
@@ -74,10 +76,15 @@ class BuildRecords:
         with self._index.read() as db:
             return idx.newest_input_keys(db)
 
-    def last_production(self, group: str) -> Optional[tuple[int, str, bool]]:
-        """(build id, key, materialized from the cache) of the latest build that produced ``group``."""
+    def productions(self, group: str, out_dir: Optional[str] = None, n: int = 2) -> list[idx.ProductionRow]:
+        """The group's last ``n`` productions into ``out_dir`` (default: the directory it was last
+        produced into), newest first."""
         with self._index.read() as db:
-            return idx.last_production(db, group)
+            return idx.productions(db, group, out_dir, n)
+
+    def inputs_of_key(self, group: str, key: str) -> Optional[dict[str, str]]:
+        with self._index.read() as db:
+            return idx.inputs_of_key(db, group, key)
 
     def inputs_history(self, group: str, n: int = 2) -> list[tuple[str, dict[str, str], int]]:
         """(key, inputs, build_id) of the group's last ``n`` distinct keys, newest first."""

@@ -46,6 +46,7 @@ class CacheSession:
         self.cache = cache
         self.remote = remote if cache is not None else None  # fetched entries land in the local cache
         self.label = label
+        self.out_dir = ""           # set by the plan that uses the session (recorded with the build)
         self.hits: list[str] = []
         self.misses: list[str] = []
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
@@ -113,7 +114,7 @@ class CacheSession:
         inputs = tuple((p.group, p.key, inputs()) for p, inputs in productions if newest.get(p.group) != p.key)
         remote = self.remote.figures() if self.remote is not None else RemoteFigures()
         record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
-                             tuple(p for p, _ in productions), inputs, remote)
+                             tuple(p for p, _ in productions), inputs, remote, self.out_dir)
         self._safely(lambda cache: cache.record_build(record))
 
     def cache_line(self) -> str:

@@ -86,6 +86,7 @@ class CodegenPlan:
         self.out_dir = out_dir
         self.sections = sections
         self.session = session
+        session.out_dir = os.path.realpath(out_dir)  # `cache explain` compares builds of one directory
         self.writer = TreeWriter(out_dir)
         self._recorded = {s.under: _read_state(os.path.join(out_dir, s.state_path)) for s in sections}
         self._produced: dict[str, tuple[str, list[str]]] = {}   # job name -> (key, files)

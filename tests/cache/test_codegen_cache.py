@@ -147,6 +147,33 @@ def test_explain_names_the_changed_field(tmp_path):
     assert unknown.returncode == 2 and "no_such_group" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
+def test_explain_compares_with_the_previous_build_of_the_same_output_directory(tmp_path):
+    """a built at alpha=1, b at alpha=2, then a at alpha=2: a's inputs changed, though the last
+    build before it (b's) had the same key; explaining from b's build would say 'files missing'."""
+    cache = tmp_path / "cache"
+    yaml_dir = tmp_path / "yaml"
+    yaml_dir.mkdir()
+    shutil.copy(TAGS, yaml_dir / "tags.yaml")
+    text = open(YAML, encoding="utf-8").read()
+    old = "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)"
+    assert old in text
+    edited = yaml_dir / "native_functions.yaml"
+    edited.write_text(text)
+    opgen(cache, "generate", edited, "--out", tmp_path / "a")
+    edited.write_text(text.replace(old, old.replace("alpha=1", "alpha=2")))
+    opgen(cache, "generate", edited, "--out", tmp_path / "b")
+    assert "first build of this group" in opgen(cache, "cache", "explain", "add").stdout  # b's first
+    opgen(cache, "generate", edited, "--out", tmp_path / "a")
+    for args in ((), ("--out", tmp_path / "a")):
+        data = json.loads(opgen(cache, "cache", "explain", "add", "--json", *args).stdout)
+        assert data["reasons"] == ["add.Tensor: default of alpha changed 1 -> 2"]
+        assert data["out_dir"] == os.path.realpath(tmp_path / "a") and data["materialized"] is True
+    b = json.loads(opgen(cache, "cache", "explain", "add", "--json", "--out", tmp_path / "b").stdout)
+    assert b["reasons"] == ["first build of this group"] and b["out_dir"] == os.path.realpath(tmp_path / "b")
+    never = opgen(cache, "cache", "explain", "add", "--out", tmp_path / "c", check=False)
+    assert never.returncode == 2 and "into" in never.stderr
+
+
 def test_explain_after_rm_rf_build_says_the_files_were_missing(tmp_path):
     cache = tmp_path / "cache"
     opgen(cache, "generate", YAML, "--out", tmp_path / "build")

@@ -1,5 +1,6 @@
 """CodegenCache (opgen/cache/store.py): round trips, misses, corruption, two processes at once,
 SIGKILL mid-put, LRU eviction, gc, stats, builds and group inputs."""
+import dataclasses
 import multiprocessing
 import os
 import sqlite3
@@ -13,7 +14,7 @@ from cache_helpers import (FakeClock, files_of, key_of, kill, open_fresh, put_an
 from opgen.cache import DEFAULT_MAX_BYTES, CodegenCache
 from opgen.cache.records import BuildRecord, Production
 from opgen.cache.entry import entry_path
-from opgen.cache.index import KEEP_INPUT_VERSIONS
+from opgen.cache.index import KEEP_INPUT_VERSIONS, ProductionRow
 
 SPAWN = multiprocessing.get_context("spawn")
 CLEAN = {"corrupt": [], "orphaned": [], "missing": []}
@@ -433,13 +434,16 @@ def test_builds_record_their_figures_and_time_saved(cache, clock):
     assert cache.entries()[0]["hits"] == 1 and cache.entries()[0]["last_used"] == 1003.0
 
 
-def test_a_build_records_each_groups_latest_production(cache):
+def test_a_build_records_each_groups_productions_per_output_directory(cache):
     put(cache, "add")
-    first = cache.record_build(build_of(cache, "scons", hits=["add"], rendered=["mul"]))
-    second = cache.record_build(build_of(cache, "scons", rendered=["add"]))
-    assert cache.last_production("add") == (second, key_of("add"), False)
-    assert cache.last_production("mul") == (first, key_of("mul"), False)
-    assert cache.last_production("div") is None
+    first = cache.record_build(dataclasses.replace(build_of(cache, "scons", hits=["add"], rendered=["mul"]), out_dir="/a"))
+    second = cache.record_build(dataclasses.replace(build_of(cache, "scons", rendered=["add"]), out_dir="/b"))
+    third = cache.record_build(dataclasses.replace(build_of(cache, "scons", rendered=["add"]), out_dir="/a"))
+    add = key_of("add")
+    assert cache.productions("add") == [ProductionRow("/a", third, add, False), ProductionRow("/a", first, add, True)]
+    assert cache.productions("add", "/b") == [ProductionRow("/b", second, add, False)]
+    assert cache.productions("mul") == [ProductionRow("/a", first, key_of("mul"), False)]
+    assert cache.productions("div") == []
 
 
 def test_a_hit_on_an_entry_without_a_row_adopts_it(cache, root):
