@@ -263,3 +263,31 @@ def test_readme_is_short_and_indexes_docs():
     on_disk = {document for document in DOCUMENTS if document.startswith("docs")}
     assert on_disk - linked == set(), "docs/ files the README's table of contents does not list"
     assert linked - on_disk == set(), "README links to docs/ files that do not exist"
+
+
+def _slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_resolve():
+    """Every relative link of the README and docs/ names an existing file, and a heading there."""
+    broken = []
+    for document in DOCUMENTS:
+        with open(os.path.join(REPO_ROOT, document), encoding="utf-8") as handle:
+            text = re.sub(r"^```.*?^```", "", handle.read(), flags=re.M | re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            full = os.path.normpath(os.path.join(REPO_ROOT, os.path.dirname(document), path)) if path else \
+                os.path.join(REPO_ROOT, document)
+            if not os.path.exists(full):
+                broken.append(f"{document}: {target}")
+                continue
+            if anchor and full.endswith(".md"):
+                with open(full, encoding="utf-8") as handle:
+                    body = re.sub(r"^```.*?^```", "", handle.read(), flags=re.M | re.S)
+                if anchor not in {_slug(h) for h in re.findall(r"^#+ (.*)$", body, re.M)}:
+                    broken.append(f"{document}: {target}")
+    assert broken == []
