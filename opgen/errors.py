@@ -67,6 +67,10 @@ class DiagnosticCollector:
         for d in error.diagnostics:
             self.add(d.location or location, d.message)
 
+    def sort_by_location(self) -> None:
+        """Checks run by kind, people read by line: file order, stable, unplaced problems last."""
+        self.diagnostics.sort(key=lambda d: (d.location is None, d.location or Location("", 0)))
+
     def raise_if_any(self) -> None:
         if not self.diagnostics:
             return

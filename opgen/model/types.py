@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Optional, Union
 
 from ..errors import SchemaError
+from ..suggest import did_you_mean
 
 
 class BaseTy(Enum):
@@ -104,8 +105,8 @@ def parse_type(text: str) -> Type:
         return ListType(parse_type(match.group(1)), int(size) if size else None)
     base = _BASE_BY_NAME.get(text)
     if base is None:
-        known = ", ".join(sorted(_BASE_BY_NAME))
-        raise SchemaError(f"unknown type '{text}'; known types: {known}")
+        known = sorted(_BASE_BY_NAME)
+        raise SchemaError(f"unknown type '{text}'; " + did_you_mean(text, known, f"known types: {', '.join(known)}"))
     return BaseType(base)
 
 

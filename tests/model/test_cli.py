@@ -76,7 +76,7 @@ def test_invalid_yaml_prints_file_line_errors_and_exits_2(yaml_files):
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
     first, second = result.stderr.splitlines()
-    assert first.startswith(f"{path}:3: error: unknown dispatch key 'CPUU' for kernel foo; known keys: CPU, CUDA")
+    assert first.startswith(f"{path}:3: error: unknown dispatch key 'CPUU' for kernel foo; did you mean 'CPU'?")
     assert second == f"{path}:4: error: schema is not in canonical form; write it as 'bar(Tensor self, Tensor other) -> Tensor'"
 
 
