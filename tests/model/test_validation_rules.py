@@ -569,7 +569,7 @@ def test_file_that_is_not_utf8(yaml_files, tmp_path):
     (tmp_path / "native_functions.yaml").write_bytes(b"- func: caf\xe9(Tensor self) -> Tensor\n")
     with pytest.raises(OpgenError) as info:
         load_model(yaml_files.yaml, yaml_files.tags)
-    assert str(info.value).startswith(f"{yaml_files.yaml}: error: not UTF-8 text")
+    assert str(info.value).startswith(f"{yaml_files.yaml}:1: error: not UTF-8 text: byte 0xe9 cannot be decoded")
 
 
 def test_missing_yaml_file(tmp_path):
