@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _dispatch_keys(text: str):
     from .model.dispatch_keys import DispatchKey
-    from .suggest import did_you_mean
+    from .errors import did_you_mean
 
     keys = []
     for name in filter(None, (part.strip() for part in text.split(","))):

@@ -17,8 +17,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Optional, Union
 
-from ..errors import DiagnosticCollector, Location, OpgenError, SchemaError
-from ..suggest import did_you_mean
+from ..errors import DiagnosticCollector, Location, OpgenError, SchemaError, did_you_mean
 from ..yamlio import LocatedList, LocatedMap, load_located, read_located
 from .backend import BackendIndex, BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, DispatchKey

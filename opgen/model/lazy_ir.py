@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import DiagnosticCollector, Location, SchemaError
-from ..suggest import did_you_mean
+from ..errors import DiagnosticCollector, Location, SchemaError, did_you_mean
 from ..yamlio import LocatedList, LocatedMap
 from .native_function import describe_value
 from .schema import FunctionSchema, OperatorName

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Collection, Mapping, Optional, Sequence, Union
 
-from ..errors import DiagnosticCollector, OpgenError
-from ..suggest import did_you_mean
+from ..errors import DiagnosticCollector, OpgenError, did_you_mean
 from ..yamlio import iter_entries, read_located
 from .autogen import expand_autogen
 from .backend import BackendIndex, BackendMetadata, build_indices

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Optional
 
-from ..errors import Diagnostic, Location, OpgenError, SchemaError
-from ..suggest import did_you_mean
+from ..errors import Diagnostic, Location, OpgenError, SchemaError, did_you_mean
 from ..yamlio import LocatedMap
 from .backend import BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, IN_TREE_KEYS, STRUCTURED_KEYS, UFUNC_KEYS, DispatchKey

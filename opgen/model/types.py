@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Union
 
-from ..errors import SchemaError
-from ..suggest import did_you_mean
+from ..errors import SchemaError, did_you_mean
 
 
 class BaseTy(Enum):

@@ -158,3 +158,15 @@ def test_problems_are_sorted_by_line_within_and_across_entries(yaml_files):
         (4, "unknown key 'bogus_key'"),
         (5, "unknown variant 'nope'"),
     ]
+
+
+@pytest.mark.parametrize("word, choices, expected", [
+    ("flaot", ["float", "int", "bool"], "did you mean 'float'?"),
+    ("cpu", ["CPU", "CUDA"], "did you mean 'CPU'?"),       # case is ignored, the choice comes back as written
+    ("banana", ["CPU", "CUDA"], "known: CPU, CUDA"),       # nothing close: the fallback
+])
+def test_did_you_mean_is_the_one_helper_for_unknown_names(word, choices, expected):
+    from opgen.errors import did_you_mean
+
+    assert did_you_mean(word, choices, "known: CPU, CUDA") == expected
+    assert did_you_mean(word, reversed(choices), "known: CPU, CUDA") == expected  # order-independent
