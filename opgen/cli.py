@@ -63,13 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _dispatch_keys(text: str):
     from .model.dispatch_keys import DispatchKey
+    from .errors import did_you_mean
 
     keys = []
     for name in filter(None, (part.strip() for part in text.split(","))):
         try:
             keys.append(DispatchKey(name))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"unknown dispatch key '{name}'") from None
+            known = [k.value for k in DispatchKey]
+            hint = did_you_mean(name, known, f"known keys: {', '.join(known)}")
+            raise argparse.ArgumentTypeError(f"unknown dispatch key '{name}'; {hint}") from None
     if not keys:
         raise argparse.ArgumentTypeError("no dispatch keys given")
     return tuple(keys)

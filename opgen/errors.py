@@ -2,10 +2,12 @@
 
 Every user-facing problem is an ``OpgenError`` carrying one or more
 ``Diagnostic``s, each with a ``FILE:LINE`` location.  CLIs print them and exit
-with status 2; nothing else in opgen formats locations.
+with status 2; nothing else in opgen formats locations.  ``did_you_mean`` is the
+one helper every unknown-name message uses.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -67,6 +69,10 @@ class DiagnosticCollector:
         for d in error.diagnostics:
             self.add(d.location or location, d.message)
 
+    def sort_by_location(self) -> None:
+        """Checks run by kind, people read by line: file order, stable, unplaced problems last."""
+        self.diagnostics.sort(key=lambda d: (d.location is None, d.location or Location("", 0)))
+
     def raise_if_any(self) -> None:
         if not self.diagnostics:
             return
@@ -74,3 +80,24 @@ class DiagnosticCollector:
         if self.dropped:
             diags.append(Diagnostic(None, f"... and {self.dropped} more errors not shown"))
         raise OpgenError(diags)
+
+
+def close_match(word: str, choices: Iterable[str]) -> Optional[str]:
+    """The choice most like ``word``, or None when none is close.
+
+    Case is ignored for the comparison ('cpu' finds 'CPU'), but the choice comes back as written.
+    """
+    by_folded: dict[str, str] = {}
+    for choice in sorted(set(map(str, choices))):  # sorted: ties resolve the same way every run
+        by_folded.setdefault(choice.casefold(), choice)
+    folded = str(word).casefold()
+    if folded in by_folded:
+        return by_folded[folded]
+    found = difflib.get_close_matches(folded, by_folded, n=1)
+    return by_folded[found[0]] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:
+    """"did you mean 'x'?" for the closest choice, else ``otherwise``."""
+    match = close_match(word, choices)
+    return f"did you mean '{match}'?" if match is not None else otherwise

@@ -6,6 +6,7 @@ of silently overwriting each other.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterator, Optional
 
 import yaml
@@ -73,6 +74,8 @@ def load_located(text: str, file: str) -> Any:
     """Parse ``text``; syntax errors become ``OpgenError`` at FILE:LINE."""
     try:
         root = yaml.compose(text, Loader=_Loader)
+    except yaml.reader.ReaderError as exc:  # its own message names "<unicode string>", not the file
+        raise _unacceptable_character(text, exc.position, file) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
@@ -124,12 +127,40 @@ def _blank_or_comment(line: str) -> bool:
     return not stripped or stripped.startswith("#")
 
 
+# Line breaks as the yaml parser counts them, so our line numbers match its marks.
+_YAML_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
+def _line_of(text: str, position: int) -> int:
+    return 1 + len(_YAML_LINE_BREAK.findall(text, 0, position))
+
+
+def _unacceptable_character(text: str, position: int, file: str) -> OpgenError:
+    """The first character yaml refuses (PyYAML reports it without the file's name or line)."""
+    found = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    if found is not None:
+        position = found.start()
+    position = min(max(position, 0), max(len(text) - 1, 0))
+    code = ord(text[position]) if text else 0
+    if code == 0:
+        message = "contains a NUL byte, so it is not yaml text (is it a binary file?)"
+    else:
+        message = f"contains the character U+{code:04X}, which yaml does not allow in a file; remove it"
+    return OpgenError(message, Location(file, _line_of(text, position)))
+
+
 def load_bytes(data: bytes, file: str) -> Any:
-    """Decode UTF-8 and parse; both failures become ``OpgenError`` naming ``file``."""
+    """Decode UTF-8 and parse; both failures become ``OpgenError`` at FILE:LINE."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise OpgenError(f"not UTF-8 text ({exc.reason})", Location(file, 0)) from None
+        nul = data.find(b"\0", 0, exc.start)
+        if nul >= 0:  # a binary file: its NUL says more than the first byte that does not decode
+            raise OpgenError("contains a NUL byte, so it is not yaml text (is it a binary file?)",
+                             Location(file, _line_of(data[:nul].decode("utf-8", "replace"), nul))) from None
+        line = _line_of(data[:exc.start].decode("utf-8", "replace"), exc.start)
+        raise OpgenError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded ({exc.reason}); "
+                         f"save the file as UTF-8", Location(file, line)) from None
     return load_located(text, file)
 
 

@@ -131,7 +131,10 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
       return numpy_scalar(obj, out);
     }
     case BaseTy::ScalarType:
-      if (!py::isinstance<DType>(obj)) return false;
+      if (!py::isinstance<DType>(obj)) {
+        detail = dtype_mismatch_detail(obj);
+        return false;
+      }
       out = IValue(obj.cast<const DType&>().type);
       return true;
     case BaseTy::Generator:  // opdispatch._C.Generator (generator_bindings.cpp)

@@ -20,6 +20,8 @@ struct DType {
   op::ScalarType type;
 };
 py::object dtype_object(op::ScalarType type);  // the singleton; set up by init_dtypes()
+// " (valid dtypes: ...)" for a value given where a dtype belongs; names the closest to a misspelt str.
+std::string dtype_mismatch_detail(py::handle given);
 
 // Converts `obj` for an argument or result of type `type`. Returns false, with `why` saying
 // what was expected and what was given ("int[2], not str"), when it does not fit.

@@ -135,7 +135,7 @@ op::TensorOptions options_from(py::handle dtype, py::handle device) {
   op::TensorOptions options;
   if (!dtype.is_none()) {
     if (!py::isinstance<DType>(dtype))
-      throw py::type_error("dtype must be an opdispatch dtype (e.g. opdispatch.float32), not " + python_type_name(dtype));
+      throw py::type_error("dtype must be an opdispatch dtype, not " + python_type_name(dtype) + dtype_mismatch_detail(dtype));
     options.dtype = dtype.cast<const DType&>().type;
   }
   if (!device.is_none()) {

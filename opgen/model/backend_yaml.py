@@ -11,14 +11,13 @@ the model: ``BackendYaml.apply_to`` returns a new ``Model`` with the backend's i
 """
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Optional, Union
 
-from ..errors import DiagnosticCollector, Location, OpgenError, SchemaError
+from ..errors import DiagnosticCollector, Location, OpgenError, SchemaError, did_you_mean
 from ..yamlio import LocatedList, LocatedMap, load_located, read_located
 from .backend import BackendIndex, BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, DispatchKey
@@ -146,7 +145,7 @@ class _BackendReader:
         non_native = read_non_native(self.doc, self.errors)
         ir_listed = [e for e in listed.values() if e.list_key == "full_codegen"] + list(ir_gen.values())
         self._check_ir_class_names(ir_listed, non_native)
-        self.errors.diagnostics.sort(key=lambda d: d.location)  # checks run by kind; people read by line
+        self.errors.sort_by_location()
         self.errors.raise_if_any()
 
         def index(key: DispatchKey, list_keys: tuple[str, ...]) -> BackendIndex:
@@ -183,8 +182,8 @@ class _BackendReader:
     def _check_keys(self) -> None:
         for key in self.doc:
             if key not in KNOWN_KEYS:
-                close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
+                hint = did_you_mean(str(key), KNOWN_KEYS)
+                hint = f"{hint} " if hint else ""
                 self.errors.add(self.doc.where(key), f"unknown key '{key}'; {hint}known keys: {', '.join(KNOWN_KEYS)}")
         for key, kind in IGNORED_KEYS.items():
             value = self.doc.get(key)
@@ -210,8 +209,7 @@ class _BackendReader:
         key = DispatchKey.lookup(backend_name)
         if key is None or not _is_backend_key(key):
             choices = sorted(k.value for k in DispatchKey if _is_backend_key(k))
-            close = difflib.get_close_matches(backend_name, choices, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(choices)}"
+            hint = did_you_mean(backend_name, choices, f"use one of {', '.join(choices)}")
             self.errors.add(self.doc.where("backend"), f"backend '{backend_name}' is not a backend dispatch key; {hint}")
             return None
         if key in self.model.indices:
@@ -281,9 +279,7 @@ class _BackendReader:
                                       f"write it as native_functions.yaml does, e.g. add.Tensor")
             return None
         if name not in self.model.by_name:
-            known = [str(n) for n in self.model.by_name]
-            close = difflib.get_close_matches(text, known, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else "check the name and overload"
+            hint = did_you_mean(text, (str(n) for n in self.model.by_name), "check the name and overload")
             self.errors.add(location, f"'{text}' is not an operator of {os.path.basename(self.model.source)}; {hint}")
             return None
         return name

@@ -9,11 +9,10 @@ native function: a ``func`` schema, an optional ``opkind`` (the node's op symbol
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import DiagnosticCollector, Location, SchemaError
+from ..errors import DiagnosticCollector, Location, SchemaError, did_you_mean
 from ..yamlio import LocatedList, LocatedMap
 from .native_function import describe_value
 from .schema import FunctionSchema, OperatorName
@@ -97,8 +96,8 @@ def _non_native_entry(item: Any, location: Location, errors: DiagnosticCollector
     bad = False
     for key in item:
         if key not in NON_NATIVE_KEYS:
-            close = difflib.get_close_matches(str(key), NON_NATIVE_KEYS, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            hint = did_you_mean(str(key), NON_NATIVE_KEYS)
+            hint = f"{hint} " if hint else ""
             errors.add(item.where(key), f"unknown key '{key}' in a 'non_native' entry; {hint}"
                                         f"known keys: {', '.join(NON_NATIVE_KEYS)}")
             bad = True
@@ -154,8 +153,8 @@ def _properties(item: LocatedMap, errors: DiagnosticCollector) -> Optional[tuple
     for prop, line in zip(value, value.item_lines):
         where = Location(item.file, line)
         if not isinstance(prop, str) or prop not in PROPERTIES:
-            close = difflib.get_close_matches(str(prop), PROPERTIES, n=1) if isinstance(prop, str) else []
-            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(PROPERTIES)}"
+            otherwise = f"known: {', '.join(PROPERTIES)}"
+            hint = did_you_mean(prop, PROPERTIES, otherwise) if isinstance(prop, str) else otherwise
             errors.add(where, f"unknown property {describe_value(prop) if not isinstance(prop, str) else repr(prop)}; {hint}")
             ok = False
         elif prop in found:

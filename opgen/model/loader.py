@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Collection, Mapping, Optional, Sequence, Union
 
-from ..errors import DiagnosticCollector, OpgenError
+from ..errors import DiagnosticCollector, OpgenError, did_you_mean
 from ..yamlio import iter_entries, read_located
 from .autogen import expand_autogen
 from .backend import BackendIndex, BackendMetadata, build_indices
@@ -119,6 +119,7 @@ def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[Di
     functions = [f for f, _ in parsed]
     kernels = [(key, f.func.name, meta) for f, table in parsed for key, meta in table]
     _check_across_entries(functions, errors, unparsed)
+    errors.sort_by_location()
     errors.raise_if_any()
 
     implicit = {n for key, n, _ in kernels if key is DispatchKey.CompositeImplicitAutograd}
@@ -126,6 +127,7 @@ def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[Di
         generated = expand_autogen(functions, implicit)
     except OpgenError as exc:
         errors.extend(exc)
+        errors.sort_by_location()
         errors.raise_if_any()
     functions.extend(fn for fn, _, _ in generated)
     kernels.extend((key, fn.func.name, meta) for fn, key, meta in generated)
@@ -134,6 +136,7 @@ def assemble_model(name: str, parsed: Sequence[ParsedEntry], errors: Optional[Di
         model.variant_groups, model.view_groups  # noqa: B018 - grouping validates
     except OpgenError as exc:
         errors.extend(exc)
+    errors.sort_by_location()
     errors.raise_if_any()
     return model
 
@@ -152,7 +155,10 @@ def _check_across_entries(functions: Sequence[NativeFunction], errors: Diagnosti
         if f.structured_delegate is not None:
             target = by_name.get(f.structured_delegate)
             if target is None and str(f.structured_delegate) not in unparsed:
-                errors.add(f.location, f"structured_delegate {f.structured_delegate} does not exist; point it at the structured out= variant")
+                others = (str(n) for n in by_name if n != f.func.name)  # delegating to itself is no fix
+                hint = did_you_mean(str(f.structured_delegate), others,
+                                    "point it at the structured out= variant")
+                errors.add(f.location, f"structured_delegate {f.structured_delegate} does not exist; {hint}")
             elif target is not None and not target.structured:
                 errors.add(f.location, f"structured_delegate {f.structured_delegate} is not structured; add 'structured: True' to {f.structured_delegate}")
         if "inplace_view" in f.tags and str(f.func.name) not in ("resize_", "resize_as_") and str(f.func.name.name) != "set_":

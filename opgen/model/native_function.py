@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Optional
 
-from ..errors import Location, OpgenError, SchemaError
+from ..errors import Diagnostic, Location, OpgenError, SchemaError, did_you_mean
 from ..yamlio import LocatedMap
 from .backend import BackendMetadata
 from .dispatch_keys import COMPOSITE_KEYS, IN_TREE_KEYS, STRUCTURED_KEYS, UFUNC_KEYS, DispatchKey
@@ -104,16 +104,43 @@ KernelTable = list[tuple[DispatchKey, BackendMetadata]]
 
 
 class _Entry:
-    """Typed access to one yaml mapping; errors point at the offending key."""
+    """Typed access to one yaml mapping; errors point at the offending key.
+
+    Parts of an entry that do not depend on each other are parsed with ``attempt``, so one run
+    reports every problem of the entry; ``broken`` names the keys whose values are unknown, so
+    that checks which need them stay quiet instead of blaming a default.
+    """
 
     def __init__(self, raw: LocatedMap):
         self.raw = raw
+        self.problems: list[Diagnostic] = []
+        self.broken: set[str] = set()
 
     def where(self, key: str | None = None) -> Location:
         return self.raw.where(key)
 
     def error(self, key: str | None, message: str) -> OpgenError:
         return OpgenError(message, self.where(key))
+
+    def report(self, key: str | None, message: str, where: Optional[Location] = None) -> None:
+        self.problems.append(Diagnostic(where or self.where(key), message))
+
+    def attempt(self, key: str, default: Any, parse, *args: Any) -> Any:
+        """``parse(*args)``, or ``default`` after recording its error (and ``key`` as broken)."""
+        try:
+            return parse(*args)
+        except OpgenError as exc:
+            self.problems.extend(Diagnostic(d.location or self.where(key), d.message) for d in exc.diagnostics)
+            self.broken.add(key)
+            return default
+
+    def ok(self, *keys: str) -> bool:
+        """Whether every one of ``keys`` parsed (or was absent)."""
+        return self.broken.isdisjoint(keys)
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise OpgenError(sorted(self.problems, key=lambda d: d.location))
 
     def get(self, key: str, kind: type | tuple[type, ...], default: Any, what: str) -> Any:
         if key not in self.raw:
@@ -137,12 +164,67 @@ def cpp_name(func: FunctionSchema) -> str:
 
 
 def parse_entry(raw: LocatedMap, valid_tags: frozenset[str]) -> tuple[NativeFunction, KernelTable]:
+    """The entry as a function and its kernels; raises OpgenError with every problem found in it."""
     e = _Entry(raw)
-    unknown = [k for k in raw if k not in KNOWN_KEYS]
-    if unknown:
-        raise e.error(unknown[0], f"unknown key '{unknown[0]}'; known keys: {', '.join(KNOWN_KEYS)}")
+    for key in raw:
+        if key not in KNOWN_KEYS:
+            e.report(key, f"unknown key '{key}'; " + did_you_mean(str(key), KNOWN_KEYS, f"known keys: {', '.join(KNOWN_KEYS)}"))
+            e.broken.add(key)
     if "func" not in raw:
-        raise e.error(None, "entry has no 'func:' key; every entry starts with '- func: name(ARGS) -> RETURNS'")
+        e.report(None, "entry has no 'func:' key; every entry starts with '- func: name(ARGS) -> RETURNS'")
+        e.raise_problems()
+    namespace, func = e.attempt("func", ("aten", None), _parse_func, e)
+
+    variants = e.attempt("variants", ("function",), _parse_variants, e)
+    structured = e.attempt("structured", False, e.get, "structured", bool, False, "True or False")
+    delegate = e.attempt("structured_delegate", None, _parse_operator_name, e, "structured_delegate")
+    if func is not None:
+        e.attempt("structured_delegate", None, _check_structured_or_delegate, e, func, structured, delegate)
+    inherits = e.attempt("structured_inherits", None, _parse_inherits, e)
+    python_module = e.attempt("python_module", None, e.get, "python_module", str, None, "a module name")
+    if python_module is not None and "method" in variants:
+        e.report("python_module", "functions in a python_module cannot be methods; drop 'method' from variants")
+    category = e.attempt("category_override", None, e.get, "category_override", str, None, "a string")
+    device_check = e.attempt("device_check", DeviceCheck.ExactSame, _parse_device_check, e)
+    device_guard = e.attempt("device_guard", True, e.get, "device_guard", bool, True, "True or False")
+    manual_registration = e.attempt("manual_kernel_registration", False, e.get, "manual_kernel_registration", bool, False, "True or False")
+    manual_binding = e.attempt("manual_cpp_binding", False, e.get, "manual_cpp_binding", bool, False, "True or False")
+    const_ref = e.attempt("use_const_ref_for_mutable_tensors", False, e.get, "use_const_ref_for_mutable_tensors", bool, False, "True or False")
+    if const_ref and func is not None and func.arguments.out:
+        e.report("use_const_ref_for_mutable_tensors", "use_const_ref_for_mutable_tensors is not supported on out= functions")
+    no_default_args = e.attempt("cpp_no_default_args", [], e.get, "cpp_no_default_args", list, [], "a list of argument names")
+    precomputed = None
+    if func is not None and e.ok("structured"):
+        precomputed = e.attempt("precomputed", None, _parse_precomputed, e, func, structured)
+    tags = e.attempt("tags", (), _parse_tags, e, func, namespace, valid_tags)
+    autogen = e.attempt("autogen", (), _parse_autogen, e)
+    ufunc_loops = e.attempt("ufunc_inner_loop", (), _parse_ufunc, e, structured) if e.ok("structured") else ()
+    kernels = _parse_dispatch(e, func, structured, delegate, manual_registration)
+    if ufunc_loops and func is not None:
+        for key in UFUNC_KEYS:
+            if any(k is key for k, _ in kernels):
+                e.report("dispatch", f"a ufunc_inner_loop function must not list {key} in dispatch; it is generated")
+            kernels.append((key, BackendMetadata(f"ufunc_{func.name.name}_{key}", True)))
+    if func is None:
+        e.raise_problems()
+
+    f = NativeFunction(
+        namespace=namespace, func=func, location=e.where(), variants=variants, structured=structured,
+        structured_delegate=delegate, structured_inherits=inherits, precomputed=precomputed,
+        device_check=device_check, device_guard=device_guard, manual_kernel_registration=manual_registration,
+        manual_cpp_binding=manual_binding, python_module=python_module, category_override=category,
+        tags=tags, autogen=autogen, cpp_no_default_args=tuple(sorted(map(str, no_default_args))),
+        use_const_ref_for_mutable_tensors=const_ref, ufunc_inner_loop=ufunc_loops,
+    )
+    # Rules across keys: only where each key they read parsed, so none of them blames a default.
+    if e.ok("variants", "structured", "structured_delegate", "device_guard", "cpp_no_default_args",
+            "structured_inherits", "device_check", "tags"):
+        _check_function(e, f, kernels)
+    e.raise_problems()
+    return f, kernels
+
+
+def _parse_func(e: _Entry) -> tuple[str, FunctionSchema]:
     func_text = e.get("func", str, None, "a schema string")
     head, paren, rest = func_text.partition("(")  # a '::' inside the arguments (a str default) is no namespace
     namespace, sep, name_text = head.rpartition("::")
@@ -153,51 +235,21 @@ def parse_entry(raw: LocatedMap, valid_tags: frozenset[str]) -> tuple[NativeFunc
         func = FunctionSchema.parse(schema_text)
     except SchemaError as exc:
         raise exc.at(e.where("func")) from None
-    namespace = namespace or "aten"
+    return namespace or "aten", func
 
-    variants = _parse_variants(e)
-    structured = e.get("structured", bool, False, "True or False")
-    delegate = _parse_operator_name(e, "structured_delegate")
-    _check_structured_or_delegate(e, func, structured, delegate)
+
+def _parse_inherits(e: _Entry) -> Optional[str]:
     inherits = e.get("structured_inherits", str, None, "a C++ class name")
     if inherits is not None and not IDENTIFIER.match(inherits):
         raise e.error("structured_inherits", f"'{inherits}' is not a C++ identifier")
-    python_module = e.get("python_module", str, None, "a module name")
-    if python_module is not None and "method" in variants:
-        raise e.error("python_module", "functions in a python_module cannot be methods; drop 'method' from variants")
-    category = e.get("category_override", str, None, "a string")
-    device_check_text = e.get("device_check", str, "ExactSame", "ExactSame or NoCheck")
-    if device_check_text not in DeviceCheck.__members__:
-        raise e.error("device_check", f"device_check must be ExactSame or NoCheck, got '{device_check_text}'")
-    device_check = DeviceCheck[device_check_text]
-    device_guard = e.get("device_guard", bool, True, "True or False")
-    manual_registration = e.get("manual_kernel_registration", bool, False, "True or False")
-    manual_binding = e.get("manual_cpp_binding", bool, False, "True or False")
-    const_ref = e.get("use_const_ref_for_mutable_tensors", bool, False, "True or False")
-    if const_ref and func.arguments.out:
-        raise e.error("use_const_ref_for_mutable_tensors", "use_const_ref_for_mutable_tensors is not supported on out= functions")
-    no_default_args = e.get("cpp_no_default_args", list, [], "a list of argument names")
-    precomputed = _parse_precomputed(e, func, structured)
-    tags = _parse_tags(e, func, namespace, valid_tags)
-    autogen = _parse_autogen(e)
-    ufunc_loops = _parse_ufunc(e, structured)
-    kernels = _parse_dispatch(e, func, structured, delegate, manual_registration)
-    if ufunc_loops:
-        for key in UFUNC_KEYS:
-            if any(k is key for k, _ in kernels):
-                raise e.error("dispatch", f"a ufunc_inner_loop function must not list {key} in dispatch; it is generated")
-            kernels.append((key, BackendMetadata(f"ufunc_{func.name.name}_{key}", True)))
+    return inherits
 
-    f = NativeFunction(
-        namespace=namespace, func=func, location=e.where(), variants=variants, structured=structured,
-        structured_delegate=delegate, structured_inherits=inherits, precomputed=precomputed,
-        device_check=device_check, device_guard=device_guard, manual_kernel_registration=manual_registration,
-        manual_cpp_binding=manual_binding, python_module=python_module, category_override=category,
-        tags=tags, autogen=autogen, cpp_no_default_args=tuple(sorted(map(str, no_default_args))),
-        use_const_ref_for_mutable_tensors=const_ref, ufunc_inner_loop=ufunc_loops,
-    )
-    _check_function(e, f, kernels)
-    return f, kernels
+
+def _parse_device_check(e: _Entry) -> DeviceCheck:
+    text = e.get("device_check", str, "ExactSame", "ExactSame or NoCheck")
+    if text not in DeviceCheck.__members__:
+        raise e.error("device_check", f"device_check must be ExactSame or NoCheck, got '{text}'")
+    return DeviceCheck[text]
 
 
 def _check_structured_or_delegate(e: _Entry, func: FunctionSchema, structured: bool, delegate: Optional[OperatorName]) -> None:
@@ -254,12 +306,15 @@ def _parse_precomputed(e: _Entry, func: FunctionSchema, structured: bool) -> Opt
     return Precompute(tuple(replace), add)
 
 
-def _parse_tags(e: _Entry, func: FunctionSchema, namespace: str, valid_tags: frozenset[str]) -> tuple[str, ...]:
+def _parse_tags(e: _Entry, func: Optional[FunctionSchema], namespace: str, valid_tags: frozenset[str]) -> tuple[str, ...]:
     raw = e.get("tags", (str, list), [], "a tag or a list of tags")
     tags = [raw] if isinstance(raw, str) else list(raw)
     for tag in tags:
         if not isinstance(tag, str) or tag not in valid_tags:
-            raise e.error("tags", f"unknown tag {tag!r}; tags must be declared in tags.yaml")
+            hint = did_you_mean(tag, valid_tags) if isinstance(tag, str) else ""
+            raise e.error("tags", f"unknown tag {tag!r}; {hint + ' ' if hint else ''}tags must be declared in tags.yaml")
+    if func is None:
+        return tuple(sorted(set(tags)))
     # Tags torchgen attaches implicitly, when tags.yaml declares them.
     implicit = [("pt2_compliant_tag", namespace == "aten"), ("out", func.is_out_fn()), ("inplace", func.name.name.inplace)]
     tags.extend(tag for tag, applies in implicit if applies and tag in valid_tags)
@@ -292,82 +347,115 @@ def _parse_ufunc(e: _Entry, structured: bool) -> tuple[tuple[str, str, tuple[str
     return tuple(sorted(loops))
 
 
-def _parse_dispatch(e: _Entry, func: FunctionSchema, structured: bool, delegate: Optional[OperatorName], manual: bool) -> KernelTable:
-    raw = e.get("dispatch", dict, None, "a mapping of dispatch keys to kernel names")
-    expected = cpp_name(func)
+def _parse_dispatch(e: _Entry, func: Optional[FunctionSchema], structured: bool, delegate: Optional[OperatorName],
+                    manual: bool) -> KernelTable:
+    """The dispatch table; each row's problems are reported and the row skipped. Without ``func``
+    (its schema did not parse) only the rows themselves are checked."""
+    raw = e.attempt("dispatch", None, e.get, "dispatch", dict, None, "a mapping of dispatch keys to kernel names")
+    # What the table must hold depends on these; when one of them is broken, judge only the rows.
+    settled = e.ok("structured", "structured_delegate", "manual_kernel_registration")
     if raw is None:
-        if structured or delegate is not None:
+        if not settled or "dispatch" in e.broken or func is None or structured or delegate is not None:
             return []
+        expected = cpp_name(func)
         name = str(func.name.name)
         if name.startswith("new_") or name.endswith("_like") or (func.arguments.has_tensor_options and not func.arguments.has_tensor_arg()):
-            raise e.error(None, f"factory function {func.name} needs a dispatch table (e.g. CompositeExplicitAutograd: {expected}); factories must not decompose implicitly")
+            e.report(None, f"factory function {func.name} needs a dispatch table (e.g. CompositeExplicitAutograd: {expected}); factories must not decompose implicitly")
+            return []
         return [(DispatchKey.CompositeImplicitAutograd, BackendMetadata(expected, False))]
     if manual:
-        raise e.error("dispatch", "manual_kernel_registration and dispatch cannot be combined; with manual registration the dispatch table has no effect")
+        e.report("dispatch", "manual_kernel_registration and dispatch cannot be combined; with manual registration the dispatch table has no effect")
+        return []
     kernels: KernelTable = []
     line = e.where("dispatch")
     redundant_implicit = False
+    rows_ok = True
     for keys, kernel in raw.items():
         where = raw.where(keys) if isinstance(raw, LocatedMap) else line
-        if not isinstance(keys, str) or not isinstance(kernel, str):
-            raise OpgenError(f"dispatch entries must be 'Key1, Key2: kernel_name', got {keys!r}: {kernel!r}", where)
-        if not _KERNEL_PATH.match(kernel):
-            raise OpgenError(f"kernel name '{kernel}' is not a C++ identifier (optionally 'ns::' qualified, at most 2 levels)", where)
+        problems = len(e.problems)
+        _check_dispatch_row(e, keys, kernel, where)
+        if len(e.problems) > problems:
+            rows_ok = False
+            continue
         namespace, _, kernel_name = kernel.rpartition("::")
-        if kernel_name in CPP_KEYWORDS:
-            raise OpgenError(f"kernel name '{kernel_name}' is a C++ keyword; choose another name", where)
         for key_text in keys.split(","):
             key = DispatchKey.lookup(key_text.strip())
             if key is None or key not in IN_TREE_KEYS:
-                known = ", ".join(sorted(k.value for k in IN_TREE_KEYS))
-                raise OpgenError(f"unknown dispatch key '{key_text.strip()}' for kernel {kernel}; known keys: {known}", where)
+                known = sorted(k.value for k in IN_TREE_KEYS)
+                hint = did_you_mean(key_text.strip(), known, f"known keys: {', '.join(known)}")
+                e.report(None, f"unknown dispatch key '{key_text.strip()}' for kernel {kernel}; {hint}", where)
+                rows_ok = False
+                continue
             if any(k is key for k, _ in kernels):
-                raise OpgenError(f"dispatch key {key} is listed twice", where)
+                e.report(None, f"dispatch key {key} is listed twice", where)
+                rows_ok = False
+                continue
             kernels.append((key, BackendMetadata(kernel_name, structured and key in STRUCTURED_KEYS,
                                                  f"{namespace or 'at'}::native")))
-            redundant_implicit |= key is DispatchKey.CompositeImplicitAutograd and kernel == expected
+            redundant_implicit |= func is not None and key is DispatchKey.CompositeImplicitAutograd and kernel == cpp_name(func)
+    if rows_ok and settled and func is not None:
+        _check_dispatch_table(e, func, kernels, redundant_implicit, delegate)
+    return kernels
+
+
+def _check_dispatch_row(e: _Entry, keys: Any, kernel: Any, where: Location) -> None:
+    if not isinstance(keys, str) or not isinstance(kernel, str):
+        e.report(None, f"dispatch entries must be 'Key1, Key2: kernel_name', got {keys!r}: {kernel!r}", where)
+        return
+    if not _KERNEL_PATH.match(kernel):
+        e.report(None, f"kernel name '{kernel}' is not a C++ identifier (optionally 'ns::' qualified, at most 2 levels)", where)
+        return
+    kernel_name = kernel.rpartition("::")[2]
+    if kernel_name in CPP_KEYWORDS:
+        e.report(None, f"kernel name '{kernel_name}' is a C++ keyword; choose another name", where)
+
+
+def _check_dispatch_table(e: _Entry, func: FunctionSchema, kernels: KernelTable, redundant_implicit: bool,
+                          delegate: Optional[OperatorName]) -> None:
+    """Rules about the table as a whole, once every row is valid."""
+    expected = cpp_name(func)
     if len(kernels) == 1 and redundant_implicit:
-        raise e.error("dispatch", "unnecessary dispatch table: CompositeImplicitAutograd is the default for this kernel name; delete the dispatch table")
-    if (len(kernels) == 1 and kernels[0][0] is DispatchKey.CompositeImplicitAutograd and delegate is None
+        e.report("dispatch", "unnecessary dispatch table: CompositeImplicitAutograd is the default for this kernel name; delete the dispatch table")
+    elif (len(kernels) == 1 and kernels[0][0] is DispatchKey.CompositeImplicitAutograd and delegate is None
             and not kernels[0][1].supports_symint()):
-        raise e.error("dispatch", f"a lone CompositeImplicitAutograd kernel must be named {expected} (then delete the dispatch table), got {kernels[0][1].kernel}")
+        e.report("dispatch", f"a lone CompositeImplicitAutograd kernel must be named {expected} (then delete the dispatch table), got {kernels[0][1].kernel}")
     composites = {k for k, _ in kernels if k in COMPOSITE_KEYS}
     allowed_pair = len(composites) == 2 and DispatchKey.CompositeImplicitAutogradNestedTensor in composites \
         and DispatchKey.CompositeExplicitAutogradNonFunctional not in composites
     if len(composites) > 1 and not allowed_pair:
-        raise e.error("dispatch", "give at most one of CompositeExplicitAutograd, CompositeExplicitAutogradNonFunctional and CompositeImplicitAutograd; each subsumes the others")
+        e.report("dispatch", "give at most one of CompositeExplicitAutograd, CompositeExplicitAutogradNonFunctional and CompositeImplicitAutograd; each subsumes the others")
     if delegate is not None:
         for key, _ in kernels:
             if key in STRUCTURED_KEYS:
-                raise e.error("dispatch", f"a structured_delegate function must not list {key} in dispatch; its kernel comes from the delegate")
-    return kernels
+                e.report("dispatch", f"a structured_delegate function must not list {key} in dispatch; its kernel comes from the delegate")
+                break
 
 
 def _check_function(e: _Entry, f: NativeFunction, kernels: KernelTable) -> None:
     func = f.func
     kind = func.kind()
     if func.arguments.out and f.variants != ("function",):
-        raise e.error("variants", "functions with out arguments must have 'variants: function' only")
+        e.report("variants", "functions with out arguments must have 'variants: function' only")
     if f.structured:
         if kind is not SchemaKind.out:
-            raise e.error("structured", "put 'structured: True' on the out= variant; the others use structured_delegate")
+            e.report("structured", "put 'structured: True' on the out= variant; the others use structured_delegate")
         if not f.device_guard:
-            raise e.error("device_guard", "device_guard: False is not supported by structured kernels")
+            e.report("device_guard", "device_guard: False is not supported by structured kernels")
     if f.structured_delegate is not None:
         if kind is SchemaKind.out:
-            raise e.error("structured_delegate", "out= functions cannot have structured_delegate; did you mean 'structured: True'?")
+            e.report("structured_delegate", "out= functions cannot have structured_delegate; did you mean 'structured: True'?")
         if not f.device_guard:
-            raise e.error("device_guard", "device_guard: False is not supported by structured kernels")
+            e.report("device_guard", "device_guard: False is not supported by structured kernels")
     defaulted = {a.name for a in func.arguments.all() if a.default is not None}
     invalid = sorted(set(f.cpp_no_default_args) - defaulted)
     if invalid:
-        raise e.error("cpp_no_default_args", f"cpp_no_default_args names arguments without defaults: {', '.join(invalid)}")
+        e.report("cpp_no_default_args", f"cpp_no_default_args names arguments without defaults: {', '.join(invalid)}")
     if f.structured_inherits is not None and not f.structured:
-        raise e.error("structured_inherits", "structured_inherits requires structured: True")
+        e.report("structured_inherits", "structured_inherits requires structured: True")
     if str(func.name).startswith("_foreach") and f.device_check is not DeviceCheck.NoCheck:
-        raise e.error("device_check", "_foreach functions must use 'device_check: NoCheck'")
+        e.report("device_check", "_foreach functions must use 'device_check: NoCheck'")
     name = str(func.name)
     dropout = ("dropout" in name or any("dropout" in a.name for a in func.arguments.all())) \
         and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"
     if ("rand" in name or dropout or func.arguments.has_generator_arg()) and "nondeterministic_seeded" not in f.tags:
-        raise e.error("tags", f"{name} looks random; add 'tags: nondeterministic_seeded'")
+        e.report("tags", f"{name} looks random; add 'tags: nondeterministic_seeded'")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Union
 
-from ..errors import SchemaError
+from ..errors import SchemaError, did_you_mean
 
 
 class BaseTy(Enum):
@@ -104,8 +104,8 @@ def parse_type(text: str) -> Type:
         return ListType(parse_type(match.group(1)), int(size) if size else None)
     base = _BASE_BY_NAME.get(text)
     if base is None:
-        known = ", ".join(sorted(_BASE_BY_NAME))
-        raise SchemaError(f"unknown type '{text}'; known types: {known}")
+        known = sorted(_BASE_BY_NAME)
+        raise SchemaError(f"unknown type '{text}'; " + did_you_mean(text, known, f"known types: {', '.join(known)}"))
     return BaseType(base)
 
 

@@ -16,8 +16,19 @@ from opgen.model.summary import model_json
 from opgen.writer import write_if_changed
 
 
-def _display(env, node) -> str:
-    return os.path.relpath(node.srcnode().abspath, env.Dir("#").abspath)
+def display_path(env, written, node) -> str:
+    """What messages call a file: an absolute path as the user wrote it; otherwise the path from
+    the top directory (where scons runs), so a relative one reads as written there. A node outside
+    the tree shows its absolute path rather than a climb of '../'."""
+    if isinstance(written, str) and os.path.isabs(written):
+        return written
+    path, top = node.srcnode().abspath, env.Dir("#").abspath
+    if isinstance(written, str) and os.path.normpath(os.path.join(top, written)) == path:
+        return written  # relative to the top directory, as on the command line
+    relative = os.path.relpath(path, top)
+    if isinstance(written, str) or relative.split(os.sep)[0] != os.pardir:
+        return relative
+    return path
 
 
 def _load(env, yaml, tags=None):
@@ -29,8 +40,8 @@ def _load(env, yaml, tags=None):
                 yaml_node.srcnode().abspath,
                 tags_node.srcnode().abspath if tags_node else None,
                 cache_dir=env.get("OPGEN_CACHE_DIR"),
-                display_name=_display(env, yaml_node),
-                tags_display_name=_display(env, tags_node) if tags_node else None,
+                display_name=display_path(env, yaml, yaml_node),
+                tags_display_name=display_path(env, tags, tags_node) if tags_node else None,
             )
     except OpgenError as exc:
         stop(exc, "invalid operator yaml; nothing was built")

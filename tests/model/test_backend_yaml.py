@@ -60,6 +60,8 @@ CASES = [
                  id="empty-backend"),
     pytest.param("# list\nbackend: [XLA]  #<\ncpp_namespace: torch_xla\n", "'backend' must be a string, got a list",
                  id="backend-not-a-string"),
+    pytest.param("# case\nbackend: xla  #<\ncpp_namespace: torch_xla\n", "backend 'xla' is not a backend dispatch key; did you mean 'XLA'?",
+                 id="backend-key-case"),
     pytest.param("# typo\nbackend: XLAA  #<\ncpp_namespace: torch_xla\n", "backend 'XLAA' is not a backend dispatch key; did you mean 'XLA'?",
                  id="backend-not-a-dispatch-key"),
     pytest.param("# composite\nbackend: CompositeExplicitAutograd  #<\ncpp_namespace: torch_xla\n",

@@ -76,7 +76,7 @@ def test_invalid_yaml_prints_file_line_errors_and_exits_2(yaml_files):
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
     first, second = result.stderr.splitlines()
-    assert first.startswith(f"{path}:3: error: unknown dispatch key 'CPUU' for kernel foo; known keys: CPU, CUDA")
+    assert first.startswith(f"{path}:3: error: unknown dispatch key 'CPUU' for kernel foo; did you mean 'CPU'?")
     assert second == f"{path}:4: error: schema is not in canonical form; write it as 'bar(Tensor self, Tensor other) -> Tensor'"
 
 
@@ -170,3 +170,83 @@ def test_usage_error_exits_2(capsys):
         cli.main(["model"])
     assert info.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+def run_generate(*args):
+    env = dict(os.environ)
+    env.pop("OPGEN_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "opgen", "generate", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("keys, message", [
+    ("CPU,cuda", "unknown dispatch key 'cuda'; did you mean 'CUDA'?"),
+    ("CPUU", "unknown dispatch key 'CPUU'; did you mean 'CPU'?"),
+    ("Bogus", "unknown dispatch key 'Bogus'; known keys: CPU, CUDA"),
+])
+def test_unknown_keys_option_suggests_the_closest_key(tmp_path, keys, message):
+    result = run_generate(REPO_YAML, "--out", str(tmp_path / "gen"), "--keys", keys, "--no-cache")
+    assert result.returncode == 2
+    assert f"argument --keys: {message}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "gen").exists()
+
+
+# Inputs that are not yaml text: (bytes, the line of the first bad byte, what the message says).
+NOT_TEXT = [
+    pytest.param(b"- func: foo(Tensor self) -> Tensor\n- func: bar(Tensor\x00 self) -> Tensor\n", 2,
+                 "contains a NUL byte", id="nul-byte"),
+    pytest.param(b"- func: foo(Tensor self) -> Tensor\n\n- func: caf\xe9(Tensor self) -> Tensor\n", 3,
+                 "not UTF-8 text: byte 0xe9 cannot be decoded", id="latin-1"),
+    pytest.param(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01", 1, "not UTF-8 text", id="binary"),
+    pytest.param(b"\x7fELF\x02\x01\x01\x00\x00\x00\n\xff", 1, "contains a NUL byte", id="binary-nul-first"),
+    pytest.param(b"- func: foo(Tensor self) -> Tensor\n  variants: \x07function\n", 2,
+                 "contains the character U+0007", id="control-character"),
+]
+
+
+def _assert_clear_error(result, path, line, fragment):
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"{path}:{line}: error: {fragment}"), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    for leak in ("Traceback", "unicode string", "#x0000", "unacceptable character"):
+        assert leak not in result.stderr
+
+
+@pytest.mark.parametrize("data, line, fragment", NOT_TEXT)
+def test_yaml_that_is_not_text_exits_2_naming_file_and_line(yaml_files, data, line, fragment):
+    with open(yaml_files.yaml, "wb") as handle:
+        handle.write(data)
+    _assert_clear_error(run_opgen(yaml_files.yaml, "--tags", yaml_files.tags, "--no-cache"), yaml_files.yaml, line, fragment)
+
+
+@pytest.mark.parametrize("data, line, fragment", NOT_TEXT)
+def test_tags_yaml_that_is_not_text_exits_2_naming_file_and_line(yaml_files, data, line, fragment):
+    path = yaml_files.write("- func: foo(Tensor self) -> Tensor\n")
+    with open(yaml_files.tags, "wb") as handle:
+        handle.write(data)
+    _assert_clear_error(run_opgen(path, "--tags", yaml_files.tags, "--no-cache"), yaml_files.tags, line, fragment)
+
+
+@pytest.mark.parametrize("data, line, fragment", NOT_TEXT)
+def test_backend_yaml_that_is_not_text_exits_2_naming_file_and_line(tmp_path, data, line, fragment):
+    backend = tmp_path / "xla_native_functions.yaml"
+    backend.write_bytes(data)
+    result = run_opgen(REPO_YAML, "--backend-yaml", str(backend), "--no-cache")
+    _assert_clear_error(result, str(backend), line, fragment)
+
+
+def test_nul_byte_is_reported_through_the_parse_cache_too(yaml_files, tmp_path):
+    """The cached loader reparses edited entries one by one; a NUL in an edit still gets its line."""
+    from opgen.cache.parse_cache import load_model_cached
+    from opgen.errors import OpgenError
+
+    cache = str(tmp_path / "cache")
+    path = yaml_files.write("- func: foo(Tensor self) -> Tensor\n- func: bar(Tensor self) -> Tensor\n")
+    load_model_cached(path, yaml_files.tags, cache_dir=cache)
+    with open(path, "ab") as handle:
+        handle.write(b"- func: baz(Tensor self) -> Tensor\n  variants: fun\x00ction\n")
+    with pytest.raises(OpgenError) as info:
+        load_model_cached(path, yaml_files.tags, cache_dir=cache)
+    assert str(info.value) == f"{path}:4: error: contains a NUL byte, so it is not yaml text (is it a binary file?)"

@@ -137,11 +137,13 @@ def test_unreadable_input_is_an_input_error(inputs, cache_dir, tmp_path):
 
 
 def test_non_utf8_yaml_is_an_input_error(inputs, cache_dir):
+    with open(inputs[0], "rb") as handle:
+        line = handle.read().count(b"\n") + 1
     with open(inputs[0], "ab") as handle:
         handle.write(b"# caf\xe9\n")
     with pytest.raises(OpgenError) as info:
         load_model_cached(*inputs, cache_dir=cache_dir)
-    assert str(info.value).startswith(f"{inputs[0]}: error: not UTF-8 text")
+    assert str(info.value).startswith(f"{inputs[0]}:{line}: error: not UTF-8 text: byte 0xe9")
     assert entries(cache_dir) == []
 
 

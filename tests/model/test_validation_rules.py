@@ -57,7 +57,11 @@ CASES = [
         - func: foo(Tensor self) -> Tensor
           dispach:  #<
             CPU: foo
-        """, "unknown key 'dispach'; known keys: func, variants, dispatch", id="unknown-entry-key"),
+        """, "unknown key 'dispach'; did you mean 'dispatch'?", id="unknown-entry-key"),
+    pytest.param("""
+        - func: foo(Tensor self) -> Tensor
+          lowering: foo  #<
+        """, "unknown key 'lowering'; known keys: func, variants, dispatch", id="unknown-entry-key-far"),
     pytest.param("""
         - func: [foo]  #<
         """, "'func' must be a schema string, got a list", id="func-not-a-string"),
@@ -114,7 +118,17 @@ CASES = [
           dispatch:
             CPU: foo
             CPUU: foo  #<
-        """, "unknown dispatch key 'CPUU' for kernel foo; known keys: CPU, CUDA", id="unknown-dispatch-key"),
+        """, "unknown dispatch key 'CPUU' for kernel foo; did you mean 'CPU'?", id="unknown-dispatch-key"),
+    pytest.param("""
+        - func: foo(Tensor self) -> Tensor
+          dispatch:
+            cuda: foo  #<
+        """, "unknown dispatch key 'cuda' for kernel foo; did you mean 'CUDA'?", id="dispatch-key-case"),
+    pytest.param("""
+        - func: foo(Tensor self) -> Tensor
+          dispatch:
+            Bogus: foo  #<
+        """, "unknown dispatch key 'Bogus' for kernel foo; known keys: CPU, CUDA", id="unknown-dispatch-key-far"),
     pytest.param("""
         - func: foo(Tensor self) -> Tensor
           dispatch:
@@ -231,7 +245,13 @@ CASES = [
         id="name-ending-in-out"),
     pytest.param("""
         - func: foo(Tensr self) -> Tensor  #<
-        """, "unknown type 'Tensr'; known types:", id="unknown-type"),
+        """, "unknown type 'Tensr'; did you mean 'Tensor'?", id="unknown-type"),
+    pytest.param("""
+        - func: foo(Tensor self, flaot alpha) -> Tensor  #<
+        """, "unknown type 'flaot'; did you mean 'float'?", id="unknown-type-close"),
+    pytest.param("""
+        - func: foo(Tensor self, Banana b) -> Tensor  #<
+        """, "unknown type 'Banana'; known types: Device, DeviceIndex", id="unknown-type-far"),
     pytest.param("""
         - func: foo(Tensor self,Tensor other) -> Tensor  #<
         """, "schema is not in canonical form; write it as 'foo(Tensor self, Tensor other) -> Tensor'",
@@ -331,7 +351,7 @@ CASES = [
     pytest.param("""
         - func: foo(Tensor self) -> Tensor
           tags: [pointwise, cor]  #<
-        """, "unknown tag 'cor'; tags must be declared in tags.yaml", id="unknown-tag"),
+        """, "unknown tag 'cor'; did you mean 'core'? tags must be declared in tags.yaml", id="unknown-tag"),
     pytest.param("""
         - func: foo(Tensor self) -> Tensor
           autogen: foo.out, 1x  #<
@@ -390,6 +410,14 @@ CASES = [
           structured_delegate: foo.out
         """, "structured_delegate foo.out does not exist; point it at the structured out= variant",
         id="delegate-to-missing-op"),
+    pytest.param("""
+        - func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          structured: True
+          dispatch:
+            CPU: foo_out
+        - func: foo(Tensor self) -> Tensor  #<
+          structured_delegate: foo.outt
+        """, "structured_delegate foo.outt does not exist; did you mean 'foo.out'?", id="missing-delegate-close"),
     pytest.param("""
         - func: foo(Tensor self) -> Tensor  #<
           structured_delegate: foo.out
@@ -541,7 +569,7 @@ def test_file_that_is_not_utf8(yaml_files, tmp_path):
     (tmp_path / "native_functions.yaml").write_bytes(b"- func: caf\xe9(Tensor self) -> Tensor\n")
     with pytest.raises(OpgenError) as info:
         load_model(yaml_files.yaml, yaml_files.tags)
-    assert str(info.value).startswith(f"{yaml_files.yaml}: error: not UTF-8 text")
+    assert str(info.value).startswith(f"{yaml_files.yaml}:1: error: not UTF-8 text: byte 0xe9 cannot be decoded")
 
 
 def test_missing_yaml_file(tmp_path):

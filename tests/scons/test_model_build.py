@@ -82,3 +82,33 @@ def test_invalid_tags_yaml_names_its_repo_relative_line(project):
     assert result.returncode != 0
     assert f"yaml/tags.yaml:{line}: error: tag 'core' is declared twice" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+BAD_ENTRY = "- func: foo(Tensor self) -> Tensor\n  dispatch:\n    CPUU: foo\n"
+
+
+@pytest.fixture
+def outside_yaml(project, tmp_path):
+    """An invalid yaml (its bad key on line 3) with a tags.yaml beside it, outside the project."""
+    directory = tmp_path / "elsewhere"
+    directory.mkdir()
+    (directory / "native_functions.yaml").write_text(BAD_ENTRY, encoding="utf-8")
+    (directory / "tags.yaml").write_text((project / "yaml" / "tags.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    return directory / "native_functions.yaml"
+
+
+def test_an_absolute_yaml_path_is_printed_as_written(project, outside_yaml):
+    result = scons(project, f"--yaml={outside_yaml}")
+    assert result.returncode != 0
+    assert f"\n{outside_yaml}:3: error: unknown dispatch key 'CPUU'" in "\n" + result.stderr, result.stderr
+    assert "../" not in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_relative_yaml_path_is_printed_as_written(project, outside_yaml):
+    written = os.path.relpath(outside_yaml, project)
+    assert written.startswith("..")
+    result = scons(project, f"--yaml={written}")
+    assert result.returncode != 0
+    assert f"\n{written}:3: error: unknown dispatch key 'CPUU'" in "\n" + result.stderr, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

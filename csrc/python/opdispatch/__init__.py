@@ -20,7 +20,11 @@ registers operators and kernels, opdispatch.dispatcher inspects and steers dispa
 Runtime failures raise opdispatch.Error (a RuntimeError) whose message names the operator;
 arguments that fit no overload raise TypeError naming the function.
 """
-from opdispatch import _C
+# The version of opgen, the generator this runtime is built and released with (opgen/__init__.py);
+# a test keeps the two equal, so the runtime needs no opgen at import time to say it.
+__version__ = "0.19.0"
+
+from opdispatch import _C  # noqa: E402 - the version is readable even when the extension is not
 from opdispatch._C import (  # noqa: F401 - the public API
     Error,
     Tensor,

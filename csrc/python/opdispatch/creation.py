@@ -56,7 +56,7 @@ def tensor(data, dtype=None, device=None) -> _C.Tensor:
             raise TypeError("can't copy the values of a meta tensor: it has none")
         data = move_to(data, "cpu").numpy()
     if dtype is not None and not isinstance(dtype, _C.dtype):
-        raise TypeError(f"dtype must be an opdispatch dtype (e.g. opdispatch.float32), not {type(dtype).__name__}")
+        raise TypeError(f"dtype must be an opdispatch dtype, not {type(dtype).__name__}{_C._dtype_mismatch_detail(dtype)}")
     array = np.asarray(data)
     chosen = dtype if dtype is not None else _infer_dtype(data, array)
     array = np.asarray(array, dtype=np.dtype(chosen.name), order="C")
