@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate = commands.add_parser("generate", help="generate the C++ of every operator group into a directory")
     generate.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")
     generate.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
-    generate.add_argument("--out", required=True, type=_output_directory, help="output directory (created; only changed files are written)")
+    generate.add_argument("--out", required=True, type=_output_directory,
+                          help="output directory (created; only changed files are written)")
     generate.add_argument("--keys", type=_dispatch_keys, default=None,
                           help="comma-separated dispatch keys to generate kernels for (default: the SCons build's)")
     generate.add_argument("--no-cache", action="store_true",
@@ -152,7 +153,7 @@ def _run_ops(args: argparse.Namespace) -> int:
 
     if args.yaml is None:
         if not os.path.isfile(DEFAULT_OPS_YAML):
-            print(f"opgen ops: no {DEFAULT_OPS_YAML} here; pass --yaml FILE", file=sys.stderr)
+            print(f"opgen ops: no {DEFAULT_OPS_YAML} in the current directory; pass --yaml FILE", file=sys.stderr)
             return 2
         args.yaml = DEFAULT_OPS_YAML
     model = _load_model(args)
@@ -161,7 +162,7 @@ def _run_ops(args: argparse.Namespace) -> int:
     except NoMatch as exc:
         print(f"opgen ops: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(ops_json(model, groups) if args.json else ops_text(model, groups))
+    sys.stdout.write(ops_json(model, groups) if args.json else ops_text(groups))
     return 0
 
 

@@ -67,15 +67,17 @@ def _no_match_message(model: Model, pattern: str) -> str:
 
 
 def ops_json(model: Model, groups: tuple[GroupListing, ...]) -> str:
-    document = {
-        "source": model.source,
-        "groups": [{"name": g.name,
-                    "overloads": [{"name": o.name, "schema": o.schema, "variants": list(o.variants),
-                                   "kernels": dict(o.kernels),
-                                   "structured_delegate": o.structured_delegate, "location": o.location} for o in g.overloads]}
-                   for g in groups],
-    }
+    def overload(o: Overload) -> dict:
+        return {"name": o.name, "schema": o.schema, "variants": list(o.variants), "kernels": dict(o.kernels),
+                "structured_delegate": o.structured_delegate, "location": o.location}
+
+    document = {"source": model.source,
+                "groups": [{"name": g.name, "overloads": [overload(o) for o in g.overloads]} for g in groups]}
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _kernels_text(o: Overload) -> str:
@@ -84,20 +86,17 @@ def _kernels_text(o: Overload) -> str:
     return f"structured_delegate: {o.structured_delegate}" if o.structured_delegate else "-"
 
 
-def ops_text(model: Model, groups: tuple[GroupListing, ...]) -> str:
+def ops_text(groups: tuple[GroupListing, ...]) -> str:
     """One heading per group, then one row per overload: name, variants, FILE:LINE, KEY: kernel ...
     Columns line up across the whole listing."""
-    rows = [(o.name, ", ".join(o.variants), o.location, _kernels_text(o)) for g in groups for o in g.overloads]
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    rows = {g.name: [(o.name, ", ".join(o.variants), o.location, _kernels_text(o)) for o in g.overloads] for g in groups}
+    widths = [max(len(row[column]) for group_rows in rows.values() for row in group_rows) for column in range(3)]
     lines = []
-    rows_iter = iter(rows)
     for group in groups:
-        count = len(group.overloads)
-        lines.append(f"{group.name}  ({count} overload{'s' if count != 1 else ''})")
-        for _ in group.overloads:
-            row = next(rows_iter)
-            cells = [row[column].ljust(widths[column]) for column in range(3)] + [row[3]]
+        lines.append(f"{group.name}  ({_count(len(group.overloads), 'overload')})")
+        for row in rows[group.name]:
+            cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[3]]
             lines.append("  " + "  ".join(cells).rstrip())
     total = sum(len(g.overloads) for g in groups)
-    lines.append(f"{len(groups)} operator group{'s' if len(groups) != 1 else ''}, {total} overload{'s' if total != 1 else ''}")
+    lines.append(f"{_count(len(groups), 'operator group')}, {_count(total, 'overload')}")
     return "\n".join(lines) + "\n"

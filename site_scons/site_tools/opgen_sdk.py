@@ -108,13 +108,13 @@ def _link(source: str, link: str) -> None:
 
 def _runtime_of_checkout(root: str, origin: str) -> Runtime:
     library_dir = os.path.join(root, "build", "lib")
-    if not os.path.isfile(os.path.join(library_dir, "libopdispatch.so")) or not os.path.isdir(os.path.join(root, "build", "gen", "ops")):
+    generated = os.path.join(root, "build", "gen")
+    if not os.path.isfile(os.path.join(library_dir, "libopdispatch.so")) or not os.path.isdir(os.path.join(generated, "ops")):
         fail(f"{origin}: {root} is an opgen checkout that is not built (no build/lib/libopdispatch.so); "
              "run `scons -j2` in it first")
     include = os.path.join(root, CHECKOUT_VIEW)
     os.makedirs(include, exist_ok=True)
     sources = [os.path.join(root, tree, name) for tree, name in CHECKOUT_HEADER_DIRS]
-    generated = os.path.join(root, "build", "gen")
     sources += sorted(os.path.join(generated, name) for name in os.listdir(generated) if name.endswith(".h"))
     for source in sources:
         _link(source, os.path.join(include, os.path.basename(source)))
