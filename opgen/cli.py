@@ -26,11 +26,17 @@ def _existing_file(path: str) -> str:
     return path
 
 
+def _prog() -> str:
+    """``opgen`` when run as the console script, else the command that ran it."""
+    return "opgen" if os.path.basename(sys.argv[0] or "") == "opgen" else "python -m opgen"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m opgen", description="Incremental operator code generation.")
+    parser = _Parser(prog=_prog(), description="Incremental operator code generation.")
     parser.add_argument("--version", action="version", version=f"opgen {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    model = commands.add_parser("model", help="parse and validate a native_functions.yaml; print a summary or JSON")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                                     title="commands")
+    model = commands.add_parser("model", help="parse and validate a yaml; print a summary or JSON")
     model.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")
     model.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
     model.add_argument("--json", action="store_true", help="print the whole model as JSON")
@@ -42,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate = commands.add_parser("generate", help="generate the C++ of every operator group into a directory")
     generate.add_argument("yaml", type=_existing_file, help="native_functions.yaml to read")
     generate.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside YAML, when present)")
-    generate.add_argument("--out", required=True, help="output directory (created; only changed files are written)")
+    generate.add_argument("--out", required=True, type=_output_directory,
+                          help="output directory (created; only changed files are written)")
     generate.add_argument("--keys", type=_dispatch_keys, default=None,
                           help="comma-separated dispatch keys to generate kernels for (default: the SCons build's)")
     generate.add_argument("--no-cache", action="store_true",
@@ -58,7 +65,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cache_cli import add_parser as add_cache_parser
     add_cache_parser(commands)
+
+    init = commands.add_parser("init", help="scaffold a project with its own operators, ready for scons")
+    init.add_argument("directory", help="the project's directory (created; it must not exist or be empty)")
+    init.add_argument("--namespace", help="the operators' namespace (default: DIRECTORY's name made an identifier)")
+    init.set_defaults(run=_run_init)
+
+    ops = commands.add_parser("ops", help="list operators: overloads, variants, kernels, FILE:LINE")
+    ops.add_argument("pattern", nargs="?", default="*",
+                     help="fnmatch pattern on the base name (add*) or the full name (add.Tensor); default: all")
+    ops.add_argument("--yaml", type=_existing_file,
+                     help="native_functions.yaml to read (default: yaml/native_functions.yaml, when present)")
+    ops.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside the yaml, when present)")
+    ops.add_argument("--json", action="store_true", help="print JSON instead of text")
+    ops.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    ops.set_defaults(run=_run_ops)
     return parser
+
+
+def _output_directory(path: str) -> str:
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{path} exists and is not a directory; name a directory to generate into")
+    return path
 
 
 def _dispatch_keys(text: str):
@@ -117,6 +145,36 @@ def _run_generate(args: argparse.Namespace) -> int:
     remote = None if args.no_cache else remote_from_environment(args.cache_remote, args.cache_remote_read_only)
     report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None, remote=remote)
     print(report.summary())
+    return 0
+
+
+DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")
+
+
+def _run_ops(args: argparse.Namespace) -> int:
+    from .ops_listing import NoMatch, ops_json, ops_text, select
+
+    if args.yaml is None:
+        if not os.path.isfile(DEFAULT_OPS_YAML):
+            print(f"opgen ops: no {DEFAULT_OPS_YAML} in the current directory; pass --yaml FILE", file=sys.stderr)
+            return 2
+        args.yaml = DEFAULT_OPS_YAML
+    model = _load_model(args)
+    try:
+        groups = select(model, args.pattern)
+    except NoMatch as exc:
+        print(f"opgen ops: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(ops_json(model, groups) if args.json else ops_text(groups))
+    return 0
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    from .scaffold import scaffold
+
+    written = scaffold(args.directory, args.namespace)
+    print(f"created {args.directory}: {', '.join(written)}")
+    print(f"next: cd {args.directory} && scons && python -m pytest")
     return 0
 
 

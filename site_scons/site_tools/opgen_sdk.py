@@ -11,8 +11,8 @@ again by downstream builds (the ``opgen`` tool).  The install layout lives here 
 
 ``env.OpgenInstallRuntime(prefix, libraries=..., python=..., headers=..., yaml=..., tags=...)``
 declares the copies and returns their nodes.  ``find_runtime(env)`` gives the ``Runtime`` a
-downstream build compiles against: ``$OPGEN_RUNTIME`` (a PREFIX; construction variable or
-environment), else the installed ``opdispatch`` package's sdk.json.  Not finding one stops the
+downstream build compiles against: ``$OPGEN_RUNTIME`` (a PREFIX, or a built opgen checkout;
+construction variable or environment), else the installed ``opdispatch`` package's sdk.json.  Not finding one stops the
 build with exit status 2 and says how to get one.
 """
 import collections
@@ -81,9 +81,47 @@ def _runtime_of_prefix(prefix: str, origin: str) -> Runtime:
     layout = prefix_layout(prefix)
     if not os.path.isdir(layout["include"]):
         fail(f"{origin}: {prefix} holds no opdispatch runtime (no include/opdispatch); "
-             "install one from an opgen checkout with `scons install PREFIX=DIR`")
+             "install one from an opgen checkout with `scons install PREFIX=DIR`, or name a built checkout")
     tags = layout["tags"] if os.path.isfile(layout["tags"]) else None
     return Runtime(layout["include"], layout["lib"], layout["yaml"], tags)
+
+
+# A built checkout seen as a prefix: its headers are in two trees (csrc/ and the generated
+# build/gen/), so build/runtime-view/include/opdispatch links them into the one directory the
+# installed layout has; the library and yaml are used where they are.
+CHECKOUT_HEADER_DIRS = (("csrc", "core"), ("csrc", "dispatch"), ("csrc", "native"), ("build/gen", "ops"))
+CHECKOUT_VIEW = os.path.join("build", "runtime-view", "include", "opdispatch")
+
+
+def _is_checkout(root: str) -> bool:
+    return os.path.isfile(os.path.join(root, "SConstruct")) and os.path.isdir(os.path.join(root, "csrc", "core"))
+
+
+def _link(source: str, link: str) -> None:
+    """``link`` -> ``source``, made or corrected; another build making it at once is fine."""
+    if os.path.islink(link) and os.readlink(link) == source:
+        return
+    temporary = f"{link}.{os.getpid()}.tmp"
+    os.symlink(source, temporary)
+    os.replace(temporary, link)  # atomic, over a stale link too
+
+
+def _runtime_of_checkout(root: str, origin: str) -> Runtime:
+    library_dir = os.path.join(root, "build", "lib")
+    generated = os.path.join(root, "build", "gen")
+    if not os.path.isfile(os.path.join(library_dir, "libopdispatch.so")) or not os.path.isdir(os.path.join(generated, "ops")):
+        fail(f"{origin}: {root} is an opgen checkout that is not built (no build/lib/libopdispatch.so); "
+             "run `scons -j2` in it first")
+    include = os.path.join(root, CHECKOUT_VIEW)
+    os.makedirs(include, exist_ok=True)
+    sources = [os.path.join(root, tree, name) for tree, name in CHECKOUT_HEADER_DIRS]
+    sources += sorted(os.path.join(generated, name) for name in os.listdir(generated) if name.endswith(".h"))
+    for source in sources:
+        _link(source, os.path.join(include, os.path.basename(source)))
+    yaml_dir = os.path.join(root, "yaml")
+    tags = os.path.join(yaml_dir, "tags.yaml")
+    return Runtime(include, library_dir, os.path.join(yaml_dir, "native_functions.yaml"),
+                   tags if os.path.isfile(tags) else None)
 
 
 def _runtime_of_package() -> Runtime:
@@ -114,7 +152,10 @@ def _runtime_of_package() -> Runtime:
 def find_runtime(env) -> Runtime:
     prefix = env.get("OPGEN_RUNTIME") or os.environ.get("OPGEN_RUNTIME")
     if prefix:
-        return _runtime_of_prefix(env.subst(prefix), "OPGEN_RUNTIME")
+        prefix = os.path.abspath(env.subst(prefix))
+        if _is_checkout(prefix):
+            return _runtime_of_checkout(prefix, "OPGEN_RUNTIME")
+        return _runtime_of_prefix(prefix, "OPGEN_RUNTIME")
     return _runtime_of_package()
 
 

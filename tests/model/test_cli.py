@@ -1,4 +1,5 @@
 """``python -m opgen model``: exit codes, messages on stderr, and a deterministic --json dump."""
+import argparse
 import json
 import os
 import random
@@ -250,3 +251,92 @@ def test_nul_byte_is_reported_through_the_parse_cache_too(yaml_files, tmp_path):
     with pytest.raises(OpgenError) as info:
         load_model_cached(path, yaml_files.tags, cache_dir=cache)
     assert str(info.value) == f"{path}:4: error: contains a NUL byte, so it is not yaml text (is it a binary file?)"
+# ----- the command line as a whole, `ops`, `generate --out` -----
+
+def subcommands():
+    action = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: choice.help for choice in action._choices_actions}
+
+
+def test_help_lists_every_subcommand_with_one_line():
+    names = subcommands()
+    assert {"model", "generate", "cache", "init", "ops"} <= set(names)
+    env = dict(os.environ, COLUMNS="100")
+    result = subprocess.run([sys.executable, "-m", "opgen", "--help"], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: python -m opgen ")
+    lines = result.stdout.splitlines()
+    for name, help_text in names.items():
+        assert help_text, f"{name} has no description"
+        assert any(line.split() == [name, *help_text.split()] for line in lines), (name, result.stdout)
+
+
+@pytest.mark.parametrize("argv0, prog", [("/venv/bin/opgen", "opgen"), ("/x/opgen/__main__.py", "python -m opgen")])
+def test_prog_is_opgen_as_the_console_script(monkeypatch, argv0, prog):
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert cli.build_parser().prog == prog
+
+
+def run_ops(capsys, *args):
+    code = cli.main(["ops", *args, "--no-cache"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ops_lists_each_overload_with_variants_kernels_and_file_line(capsys, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)  # the default yaml: yaml/native_functions.yaml of the current directory
+    code, out, err = run_ops(capsys, "add")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "add  (5 overloads)"
+    rows = {line.split()[0]: line for line in lines[1:6]}
+    assert set(rows) == {"add.Scalar", "add.Tensor", "add.out", "add_.Scalar", "add_.Tensor"}
+    assert re.search(r"add\.out +function +yaml/native_functions\.yaml:\d+ +CPU: add_out", rows["add.out"])
+    assert "function, method" in rows["add.Tensor"] and "structured_delegate: add.out" in rows["add.Tensor"]
+    # Aligned: every row's FILE:LINE starts in one column.
+    assert len({line.index("yaml/") for line in rows.values()}) == 1
+    assert lines[-1] == "1 operator group, 5 overloads"
+
+
+def test_ops_patterns_match_base_or_full_names(capsys):
+    code, out, _ = run_ops(capsys, "add*", "--yaml", REPO_YAML)
+    assert code == 0 and "add  (" in out and "addmm  (" in out
+    code, out, _ = run_ops(capsys, "add.out", "--yaml", REPO_YAML)
+    assert code == 0 and out.splitlines()[:2] == ["add  (1 overload)", out.splitlines()[1]]
+    assert out.splitlines()[1].split()[0] == "add.out"
+
+
+def test_ops_json_is_deterministic_and_complete(capsys):
+    code, first, _ = run_ops(capsys, "mul*", "--yaml", REPO_YAML, "--json")
+    assert code == 0
+    code, second, _ = run_ops(capsys, "mul*", "--yaml", REPO_YAML, "--json")
+    assert first == second
+    document = json.loads(first)
+    overload = next(o for g in document["groups"] for o in g["overloads"] if o["name"] == "mul.out")
+    assert set(overload) == {"name", "schema", "variants", "kernels", "structured_delegate", "location"}
+    assert overload["kernels"]["CPU"] == "mul_out" and re.fullmatch(r".*native_functions\.yaml:\d+", overload["location"])
+
+
+def test_ops_unknown_name_exits_1_with_a_suggestion(capsys):
+    code, out, err = run_ops(capsys, "sacle", "--yaml", REPO_YAML)
+    assert code == 1 and out == ""
+    assert "no operator matches 'sacle'; did you mean" in err
+    code, _, err = run_ops(capsys, "zzzqqq", "--yaml", REPO_YAML)
+    assert code == 1 and err.strip() == "opgen ops: no operator matches 'zzzqqq'"
+
+
+def test_ops_without_a_yaml_here_exits_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_ops(capsys)
+    assert code == 2 and "pass --yaml FILE" in err
+
+
+def test_generate_into_a_file_exits_2_with_a_message(capsys, tmp_path):
+    out = tmp_path / "out.txt"
+    out.write_text("not a directory")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["generate", REPO_YAML, "--out", str(out), "--no-cache"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{out} exists and is not a directory" in err and "internal error" not in err

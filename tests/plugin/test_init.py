@@ -1,0 +1,97 @@
+"""`opgen init DIR`: the scaffold renders the same bytes every time, refuses a directory in use,
+builds with real scons against the session's runtime (installed in the plugin venv, or a built
+checkout named by $OPGEN_RUNTIME) and its own `python -m pytest` passes."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import DROPPED_ENV, REPO_ROOT, run_scons, scons_env
+from opgen import cli
+from opgen.scaffold import default_namespace, scaffold
+
+TESTS_PASSED = "3 passed"
+
+
+def tree(root):
+    result = {}
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            result[os.path.relpath(path, root)] = open(path, "rb").read()
+    return result
+
+
+def test_init_writes_the_same_bytes_for_the_same_namespace(tmp_path):
+    written = scaffold(str(tmp_path / "a"), "vecops")
+    scaffold(str(tmp_path / "b"), "vecops")
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    assert sorted(written) == sorted(tree(tmp_path / "a"))
+    assert {"SConstruct", "vecops.yaml", "kernels/vecops.cpp", "tests/test_vecops.py", ".gitignore",
+            "README.md"} <= set(written)
+    assert "- func: vecops::scale(Tensor x, float f=2.0) -> Tensor" in (tmp_path / "a" / "vecops.yaml").read_text()
+    assert 'env.OpgenOperatorLibrary("vecops", yaml="vecops.yaml"' in (tmp_path / "a" / "SConstruct").read_text()
+
+
+@pytest.mark.parametrize("directory, namespace", [("my-proj", "my_proj"), ("Vec Ops", "vec_ops"), ("2d", "ops_2d"),
+                                                  ("---", "myops")])
+def test_the_default_namespace_is_the_directory_name_as_an_identifier(directory, namespace):
+    assert default_namespace(os.path.join("somewhere", directory)) == namespace
+
+
+def test_init_refuses_a_directory_in_use_and_bad_namespaces(tmp_path, capsys):
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "keep.txt").write_text("mine")
+    assert cli.main(["init", str(used)]) == 2
+    assert f"{used} exists and is not empty" in capsys.readouterr().err
+    assert os.listdir(used) == ["keep.txt"]
+    for bad in ("1x", "a-b", "class", "aten"):
+        assert cli.main(["init", str(tmp_path / "new"), "--namespace", bad]) == 2
+        assert f"namespace '{bad}'" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["init", str(empty)]) == 0
+    assert "next: cd" in capsys.readouterr().out and (empty / "empty.yaml").is_file()
+
+
+def test_the_scaffold_builds_and_passes_its_tests_in_the_plugin_venv(plugin_venv, tmp_path):
+    """The venv's `opgen` console script (templates from the wheel), then the README's two commands."""
+    project = tmp_path / "first-ops"
+    init = subprocess.run([os.path.join(plugin_venv.root, "bin", "opgen"), "init", str(project)], cwd=tmp_path,
+                          env=plugin_venv.env(), capture_output=True, text=True, timeout=120)
+    assert init.returncode == 0, init.stdout + init.stderr
+    build = plugin_venv.scons(project, "-j2")
+    assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    assert (project / "build" / "libfirst_ops.so").is_file()
+    tests = plugin_venv.run(["-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project)
+    assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
+
+
+def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_project, tmp_path):
+    """A built checkout as $OPGEN_RUNTIME, no install: here the session's built project seen
+    through links (the runtime writes its header view into the checkout's build/, not the fixture's)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "build").mkdir(parents=True)
+    for name in ("SConstruct", "csrc", "yaml"):
+        os.symlink(os.path.join(built_project.root, name), checkout / name)
+    for name in ("lib", "gen", "python"):
+        os.symlink(os.path.join(built_project.root, "build", name), checkout / "build" / name)
+    project = tmp_path / "vecops"
+    assert cli.main(["init", str(project)]) == 0
+    settings = {"OPGEN_RUNTIME": str(checkout), "PYTHONPATH": REPO_ROOT, "OPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    build = run_scons(project, "-j2", env=settings)
+    assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    # The scaffold's conftest finds opdispatch in the checkout's build/python.
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH",), {"OPGEN_RUNTIME": str(checkout)})
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
+    unbuilt = tmp_path / "unbuilt"
+    unbuilt.mkdir()
+    for name in ("SConstruct", "csrc"):
+        os.symlink(os.path.join(built_project.root, name), unbuilt / name)
+    refused = run_scons(project, env={**settings, "OPGEN_RUNTIME": str(unbuilt)})
+    assert refused.returncode == 2 and "is an opgen checkout that is not built" in refused.stderr, refused.stderr
