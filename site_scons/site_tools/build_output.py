@@ -26,6 +26,7 @@ warnings are printed as they are. SConscripts call them as ``env.BuildNotice(tex
 ``env.BuildReport(text)``. Knows nothing of operators.
 """
 import os
+import stat
 import sys
 import threading
 import time
@@ -199,6 +200,8 @@ class _PendingSteps:
             # Aliases, Values and sources: no step of their own (SCons' Alias and Value have none here)
             return any([self.pending(child) for child in (node.sources or []) + (node.depends or [])])
         executor = node.get_executor()
+        if executor is None:
+            return False  # SCons found it up to date already and released its executor
         targets = executor.get_all_targets()
         binfo = targets[0].get_stored_info().binfo
         if hasattr(binfo, "prepare_dependencies"):
@@ -227,7 +230,7 @@ class _PendingSteps:
         path = dep.get_abspath()
         if path not in self.mtimes:
             try:
-                self.mtimes[path] = os.stat(path).st_mtime
+                self.mtimes[path] = os.stat(path)[stat.ST_MTIME]  # whole seconds, as SCons stores them
             except OSError:
                 self.mtimes[path] = None
         return self.mtimes[path] != sig.timestamp
