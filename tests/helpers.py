@@ -73,6 +73,14 @@ def run_scons(cwd, *args, drop=DROPPED_ENV, env: Optional[dict] = None, ccache_d
                           env=scons_env(drop, env, ccache_dir), capture_output=True, text=True, timeout=timeout)
 
 
+def run_scons_loud(cwd, *args, drop=DROPPED_ENV, env: Optional[dict] = None, ccache_dir=None,
+                   timeout: Optional[float] = 900) -> subprocess.CompletedProcess:
+    """run_scons without -Q: the build also prints what -Q quiets, SCons' "Reading SConscript
+    files ..." and opgen's notices ("[opgen] N functions in M operator groups", "[opgen] CUDA: ...")."""
+    return subprocess.run([sys.executable, "-m", "SCons", *map(str, args)], cwd=cwd,
+                          env=scons_env(drop, env, ccache_dir), capture_output=True, text=True, timeout=timeout)
+
+
 # ----- trees -----
 
 def snapshot(root, ignore=STATE_FILES) -> Snapshot:

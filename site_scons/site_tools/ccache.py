@@ -13,6 +13,7 @@ Construction variables:
 import os
 import re
 
+from build_output import report
 from optional_program import find_program, mode_of
 from stop_build import fail
 
@@ -74,10 +75,10 @@ def _use_remote(env, url):
     """The option's remote storage wins over an exported CCACHE_REMOTE_STORAGE; either is announced."""
     if url:
         env["ENV"]["CCACHE_REMOTE_STORAGE"] = url
-        print(f"[opgen] ccache remote storage: {shown_remote(url)}")
+        report(f"[opgen] ccache remote storage: {shown_remote(url)}")
     elif env["ENV"].get("CCACHE_REMOTE_STORAGE"):
-        print(f"[opgen] ccache remote storage: {shown_remote(env['ENV']['CCACHE_REMOTE_STORAGE'])}"
-              " (from $CCACHE_REMOTE_STORAGE)")
+        report(f"[opgen] ccache remote storage: {shown_remote(env['ENV']['CCACHE_REMOTE_STORAGE'])}"
+               " (from $CCACHE_REMOTE_STORAGE)")
 
 
 def _active(env):

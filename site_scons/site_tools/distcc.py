@@ -21,6 +21,7 @@ import subprocess
 
 import SCons.Script
 
+from build_output import report
 from ccache import COMPILE_COMMANDS, PREFIX as CCACHE_PREFIX, pass_through
 from stop_build import fail
 
@@ -121,4 +122,4 @@ def generate(env):
         env["DISTCC"] = program
     jobs = _raise_jobs(env["DISTCC_JOBS"])
     note = "" if jobs == env["DISTCC_JOBS"] else f"; the hosts take {env['DISTCC_JOBS']}"
-    print(f"[opgen] distcc: {hosts} (-j {jobs}{note})")
+    report(f"[opgen] distcc: {hosts} (-j {jobs}{note})")

@@ -4,7 +4,8 @@
     env = Environment(tools=["default", "opgen"], toolpath=[opgen.scons_toolpath()])
     lib = env.OpgenOperatorLibrary("myops", yaml="myops.yaml", kernels=Glob("kernels/*.cpp"))
 
-Loads, from this directory: ccache (CCACHE_MODE, default auto) and compiler_version (objects
+Loads, from this directory: build_output (one short numbered line per build step; --verbose
+for the full commands), ccache (CCACHE_MODE, default auto) and compiler_version (objects
 depend on the compiler's version), then opgen_model, opgen_codegen, opgen_backend and
 opgen_library (OpgenOperatorLibrary, OpgenBackendLibrary).  Apply it after the compiler tools.
 """
@@ -37,7 +38,7 @@ def _restore_opgen_package():
 
 _restore_opgen_package()
 
-TOOLS = ("ccache", "compiler_version", "opgen_model", "opgen_codegen", "opgen_backend", "opgen_library")
+TOOLS = ("build_output", "ccache", "compiler_version", "opgen_model", "opgen_codegen", "opgen_backend", "opgen_library")
 
 
 def exists(env):

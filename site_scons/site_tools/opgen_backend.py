@@ -11,7 +11,8 @@ opgen logic lives here.
 import os
 import sys
 
-from opgen_model import stop  # site_tools is on sys.path while tools load
+from build_output import shown  # site_tools is on sys.path while tools load
+from opgen_model import stop
 
 from opgen.errors import OpgenError
 from opgen.gen.layout import backend_key_source_group
@@ -82,6 +83,7 @@ def generate(env):
     env.AddMethod(_backend, "OpgenBackend")
     env.AddMethod(_backend_yaml, "OpgenBackendYaml")
     env["BUILDERS"]["OpgenCheckDefinitions"] = env.Builder(
-        action=env.Action(_check_definitions, strfunction=lambda target, source, env:
-                          f"[opgen] check {env['OPGEN_BACKEND'].backend_key} kernel definitions"),
+        action=env.Action(_check_definitions, strfunction=lambda target, source, env: shown(
+            env, f"CHECK {env['OPGEN_BACKEND'].backend_key} kernel definitions",
+            f"[opgen] check {env['OPGEN_BACKEND'].backend_key} kernel definitions")),
     )

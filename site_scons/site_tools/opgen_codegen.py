@@ -15,12 +15,12 @@ group changes one archive.  What to generate, when, and the report all come from
 import atexit
 import json
 import os
-import sys
 
 import SCons.Script
 import xxhash
 
-from opgen_model import stop  # site_tools is on sys.path while tools load
+from build_output import report, shown  # site_tools is on sys.path while tools load
+from opgen_model import stop
 
 from opgen.cache.remote import remote_from_environment
 from opgen.cache.session import CacheSession, open_codegen_cache
@@ -61,16 +61,17 @@ class _PlanNodes:
         return 0
 
     def describe(self, target, source, env):
-        return f"[opgen] generate {self.job_name(target)}"
+        name = self.job_name(target)
+        return shown(env, f"GEN {name}", f"[opgen] generate {name}")
 
     def write_umbrellas(self, target, source, env):
         self.plan.write_umbrellas(self.section, self.layout)
         return 0
 
     def finish(self):
-        report = self.plan.finish()
-        print(report.summary() if report.regenerated else report.summary().splitlines()[0])
-        sys.stdout.flush()
+        result = self.plan.finish()
+        summary = result.summary()
+        report(summary if result.regenerated else summary.splitlines()[0])
 
 
 def _session(env, label):
@@ -110,12 +111,13 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
     umbrellas = env.Command([out.File(path) for path in section.umbrellas],
                             env.Value(f"{section.label} umbrellas:{layout_key}{section.umbrella_inputs}"),
-                            env.Action(nodes_of.write_umbrellas, strfunction=lambda *_: f"[opgen] {section.label} umbrella headers"))
+                            env.Action(nodes_of.write_umbrellas, strfunction=lambda target, source, env: shown(
+                                env, f"WRITE {section.label} umbrella headers", f"[opgen] {section.label} umbrella headers")))
     env.Precious(umbrellas)
     result.targets.extend(umbrellas)
     if not SCons.Script.GetOption("no_exec"):
         for path in plan.remove_stale(section, layout):
-            print(f"[opgen] removed {path} (its operator group is gone)")
+            report(f"[opgen] removed {path} (its operator group is gone)")
     return result
 
 
@@ -188,6 +190,9 @@ def exists(env):
 
 
 def generate(env):
+    # On a terminal, the groups' GEN steps are one line updated in place (the build_output tool).
+    env["BUILD_OUTPUT_TERMINAL_PROGRESS"] = dict(env.get("BUILD_OUTPUT_TERMINAL_PROGRESS") or {},
+                                                 GEN="[opgen] generating {done}/{total} groups")
     env.AddMethod(_codegen, "OpgenCodegen")
     env.AddMethod(_backend_codegen, "OpgenBackendCodegen")
     env.AddMethod(_archives, "OpgenArchives")

@@ -6,7 +6,8 @@ Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and 
 import os
 import sys
 
-from stop_build import fail  # site_tools is on sys.path while tools load
+from build_output import shown  # site_tools is on sys.path while tools load
+from stop_build import fail
 
 from opgen.collector import paused_for_resident_objects
 from opgen.errors import OpgenError
@@ -69,6 +70,7 @@ def generate(env):
     env.AddMethod(_load, "OpgenModel")
     env["BUILDERS"]["OpgenModelJson"] = env.Builder(
         # A lambda, not cmdstr: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.
-        action=env.Action(_write_model_json, strfunction=lambda target, source, env: f"[opgen] model dump -> {target[0]}"),
+        action=env.Action(_write_model_json, strfunction=lambda target, source, env: shown(env, f"WRITE {target[0]}",
+                                                                               f"[opgen] model dump -> {target[0]}")),
     )
     env.SetDefault(OPGEN_MODEL_FINGERPRINT=package_fingerprint("model"))

@@ -4,6 +4,8 @@
 few milliseconds) and declares a node whose only source is the digest of that text, so the
 file is rewritten exactly when its content changes.  No opgen logic lives here.
 """
+from build_output import shown  # site_tools is on sys.path while tools load
+
 from opgen.fingerprint import digest
 from opgen.gen.python_table import render_python_table
 from opgen.writer import write_if_changed
@@ -27,6 +29,7 @@ def exists(env):
 
 def generate(env):
     env["BUILDERS"]["_OpgenPythonTable"] = env.Builder(
-        action=env.Action(_write_table, strfunction=lambda target, source, env: f"[opgen] python table -> {target[0]}"),
+        action=env.Action(_write_table, strfunction=lambda target, source, env: shown(env, f"WRITE {target[0]}",
+                                                                         f"[opgen] python table -> {target[0]}")),
     )
     env.AddMethod(_python_table, "OpgenPythonTable")

@@ -21,7 +21,8 @@ import json
 import os
 import sysconfig
 
-from stop_build import fail  # site_tools is on sys.path while tools load
+from build_output import shown  # site_tools is on sys.path while tools load
+from stop_build import fail
 
 SDK_FILE = "sdk.json"
 Runtime = collections.namedtuple("Runtime", "include_dir library_dir yaml tags")
@@ -72,8 +73,8 @@ def _install(env, prefix, libraries=(), python=(), headers=(), yaml=None, tags=N
         nodes += env.InstallAs(layout["tags"], tags)
     nodes += env.Command(os.path.join(layout["package"], SDK_FILE), env.Value(_sdk_text(layout, tags is not None)),
                          # A lambda: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.
-                         env.Action(_write_sdk_file, strfunction=lambda target, source, env:
-                                    f"[opgen] runtime SDK description -> {target[0]}"))
+                         env.Action(_write_sdk_file, strfunction=lambda target, source, env: shown(
+                             env, f"WRITE {target[0]}", f"[opgen] runtime SDK description -> {target[0]}")))
     return nodes
 
 

@@ -13,12 +13,14 @@ import pytest
 from helpers import ccache_hits, ccache_log_stats, copy_built
 
 LIBRARY = os.path.join("build", "libmyops.so")
-# A compile line's object: "... -o build/myops/obj/ops/scale_unit.os -c ..."
+# A compile's object: "... -o build/myops/obj/ops/scale_unit.os -c ..." (scons --verbose) or its
+# step line "[ 2/5] CXX build/myops/obj/ops/scale_unit.os" (site_tools/build_output.py)
 OBJECT = re.compile(r" -o (\S+\.os) -c ")
+STEP_OBJECT = re.compile(r"^\[\s*\d+/\d+\] CXX (\S+\.os)$", re.MULTILINE)
 
 
 def compiled(result):
-    return sorted(os.path.basename(path) for path in OBJECT.findall(result.stdout))
+    return sorted(os.path.basename(path) for path in OBJECT.findall(result.stdout) + STEP_OBJECT.findall(result.stdout))
 
 
 def run_python(venv, project, body, library=LIBRARY):

@@ -8,6 +8,8 @@ from helpers import PROJECT_BUILD, REPO_ROOT, run_scons
 
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
+# A compile's step line (site_tools/build_output.py): "[ 3/9] CXX build/obj/x.os"
+STEP_COMPILE = re.compile(r"^\[\s*\d+/\d+\] (?:CXX|CC|NVCC) (\S+\.os?)$", re.MULTILINE)
 
 
 def _group_count() -> int:
@@ -23,9 +25,9 @@ class Build:
     def __init__(self, result):
         self.result = result
         self.output = result.stdout + result.stderr
-        # Objects compiled by this build: "... -o build/obj/x.os -c ..."
-        self.compiled = set(re.findall(r"-o (\S+\.os?) -c ", result.stdout))
-        self.linked = LIBRARY in result.stdout and "-shared" in result.stdout
+        # Objects compiled by this build: "... -o build/obj/x.os -c ..." (--verbose) or "[ 3/9] CXX build/obj/x.os"
+        self.compiled = set(re.findall(r"-o (\S+\.os?) -c ", result.stdout)) | set(STEP_COMPILE.findall(result.stdout))
+        self.linked = (LIBRARY in result.stdout and "-shared" in result.stdout) or f"LINK {LIBRARY}\n" in result.stdout
         self.regenerated, self.regenerated_names = self.progress("groups")
 
     def progress(self, what):
@@ -38,8 +40,9 @@ class Build:
 
 
 def scons(project, *args, target=LIBRARY, env=None):
-    """PROJECT_BUILD of ``target`` (None: the default targets) with ``args``; ``env`` adds variables."""
-    return Build(run_scons(project, *PROJECT_BUILD, *args, *([target] if target else []), env=env))
+    """PROJECT_BUILD of ``target`` (None: the default targets) with ``args``; ``env`` adds variables.
+    --verbose: Build reads the compile and link command lines."""
+    return Build(run_scons(project, *PROJECT_BUILD, "--verbose", *args, *([target] if target else []), env=env))
 
 
 def ok(build):

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from helpers import REPO_ROOT, copy_project, run_scons
+from helpers import REPO_ROOT, copy_project, run_scons_loud
 
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN_OPS = os.path.join("build", "gen", "ops")
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not NVCC or not os.access(NVCC, os.X_OK), reason
 
 def scons(root, *args, timeout=900, **env_overrides):
     """SCons without the caller's NVCC (a test names its own in ``env_overrides``)."""
-    return run_scons(root, *args, env={"NVCC": None, **env_overrides}, timeout=timeout)
+    return run_scons_loud(root, "--verbose", *args, env={"NVCC": None, **env_overrides}, timeout=timeout)
 
 
 def ok(result):

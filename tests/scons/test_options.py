@@ -2,7 +2,7 @@
 target; a missing or invalid --yaml / --tags stops with the file (and line) and exit status 2."""
 import pytest
 
-from helpers import copy_project, run_scons
+from helpers import copy_project, run_scons_loud
 
 INPUTS = ("SConstruct", "site_scons", "opgen", "yaml")  # nothing compiles: no csrc/
 
@@ -13,7 +13,8 @@ def project(tmp_path_factory):
 
 
 def scons(project, *args):
-    return run_scons(project, "--codegen-only", *args, timeout=300)
+    """Without -Q: the tests read opgen's notices ("[opgen] N functions in M operator groups")."""
+    return run_scons_loud(project, "--codegen-only", *args, timeout=300)
 
 
 def test_help_lists_the_yaml_options_and_install(project):
