@@ -1,7 +1,8 @@
 """Every input of one operator group's generated files, field by field, and why two differ.
 
-``group_inputs`` (in-tree files) and ``backend_group_inputs`` (an external backend's files) map a
-readable field name to canonical text:
+``group_inputs`` (in-tree files) and ``backend_group_inputs`` (an external backend's files) map an
+``InputField`` (the function it belongs to, or none for a group-wide field, and the field) to
+canonical text; shown as text, the fields read:
 
     "add.out: argument alpha"          -> "Scalar alpha=1"
     "add.out: order of arguments"      -> "self, other, *, alpha, out"
@@ -15,11 +16,14 @@ readable field name to canonical text:
 A group's content key is ``inputs_key`` of these, so the key changes exactly when ``explain``
 has a field to name.  Field names never hold paths or hash-ordered text, and the two dicts of
 one group agree on their shared fields, so they can be merged to explain a group as a whole.
+The cache's index stores inputs as JSON of that text (``stored_inputs``); ``parse_stored_inputs``
+reads them back.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import Iterable, Optional, Protocol
@@ -32,6 +36,40 @@ from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from ..model.schema import Argument, Arguments, FunctionSchema, OperatorName, Return
+
+@dataclass(frozen=True)
+class InputField:
+    """The name of one input: the function it belongs to (None: the group as a whole) and the field."""
+    subject: Optional[str]   # "add.out"
+    field: str               # "argument alpha", "kernel at CPU structured", "dispatch keys"
+
+    def __str__(self) -> str:
+        return self.field if self.subject is None else f"{self.subject}: {self.field}"
+
+    @classmethod
+    def parse(cls, text: str) -> "InputField":
+        """The field a stored name spells (``str`` of it)."""
+        subject, sep, field = text.partition(": ")
+        parsed = cls(subject, field) if sep else cls(None, text)
+        assert str(parsed) == text, text
+        return parsed
+
+
+Inputs = dict[InputField, str]
+
+
+def group_field(field: str) -> InputField:
+    return InputField(None, field)
+
+
+def stored_inputs(inputs: Inputs) -> dict[str, str]:
+    """The text form the cache's index stores (JSON of it)."""
+    return {str(name): value for name, value in inputs.items()}
+
+
+def parse_stored_inputs(stored: dict[str, str]) -> Inputs:
+    return {InputField.parse(name): value for name, value in stored.items()}
+
 
 class KeysConfig(Protocol):
     """What the inputs need of a codegen config (opgen.gen.config.CodegenConfig): the dispatch
@@ -52,29 +90,29 @@ UNCHANGED = "inputs unchanged"
 
 # ----- what a group's files depend on -----
 
-def group_inputs(group: OperatorGroup, indices: dict[DispatchKey, BackendIndex], config: KeysConfig) -> dict[str, str]:
+def group_inputs(group: OperatorGroup, indices: dict[DispatchKey, BackendIndex], config: KeysConfig) -> Inputs:
     """Inputs of the group's in-tree files; external backends' kernels key their own files."""
     in_tree = [indices[key] for key in sorted(indices, key=lambda k: k.value) if not indices[key].external]
-    inputs = {"group": group.name, "dispatch keys": config.describe()}
+    inputs = {group_field("group"): group.name, group_field("dispatch keys"): config.describe()}
     for f in group.functions:
         inputs.update(function_inputs(f))
         inputs.update(kernel_inputs(f, in_tree))
-    inputs.update(codegen_sources())
+    inputs.update(_source_inputs())
     return inputs
 
 
-def backend_group_inputs(group: OperatorGroup, backend: BackendYaml) -> dict[str, str]:
+def backend_group_inputs(group: OperatorGroup, backend: BackendYaml) -> Inputs:
     """Inputs of one backend's files of the group: its functions and their kernels at the backend's
     keys only, so editing another operator's entry in the backend yaml leaves them alone."""
     indices = [backend.indices[key] for key in sorted(backend.indices, key=lambda k: k.value)]
-    inputs = {"group": group.name, f"backend {backend.backend_key.value}": backend_identity(backend)}
+    inputs = {group_field("group"): group.name, group_field(f"backend {backend.backend_key.value}"): backend_identity(backend)}
     for f in group.functions:
         inputs.update(function_inputs(f))
         inputs.update(kernel_inputs(f, indices))
         node = backend.ir_node(f.func.name)  # a lazy backend's IR node: generated kernel or node only
-        if node is not None:
-            inputs[f"{f.func.name} ir"] = f"{node.source} {node.class_name}"
-    inputs.update(codegen_sources())
+        if node is not None:  # named as a group-wide field ("add.Tensor ir"), as keys have always hashed it
+            inputs[group_field(f"{f.func.name} ir")] = f"{node.source} {node.class_name}"
+    inputs.update(_source_inputs())
     return inputs
 
 
@@ -86,37 +124,39 @@ def backend_identity(backend: BackendYaml) -> str:
             f"use_out_as_primary={index.use_out_as_primary} device_guard={index.device_guard}")
 
 
-def inputs_key(inputs: dict[str, str]) -> str:
+def inputs_key(inputs: Inputs) -> str:
+    """The hash of the inputs' text form (so a key does not depend on how fields are held)."""
     chunks: list[bytes] = []
-    for name, value in sorted(inputs.items()):
+    for name, value in sorted((str(name), value) for name, value in inputs.items()):
         chunks += (name.encode(), value.encode())  # digest() length-prefixes each chunk
     return digest(*chunks)
 
 
-def function_inputs(f: NativeFunction) -> dict[str, str]:
-    label = f"{f.func.name}: "
-    inputs = {label + "overload": f.func.name.overload_name}
-    inputs.update({label + f"argument {a.name}": str(a) for a in f.func.arguments.all()})
-    inputs[label + ORDER] = argument_order(f.func.arguments)
-    inputs[label + "returns"] = returns_text(f.func.returns)
+def function_inputs(f: NativeFunction) -> Inputs:
+    subject = str(f.func.name)
+    inputs = {InputField(subject, "overload"): f.func.name.overload_name}
+    inputs.update({InputField(subject, f"argument {a.name}"): str(a) for a in f.func.arguments.all()})
+    inputs[InputField(subject, ORDER)] = argument_order(f.func.arguments)
+    inputs[InputField(subject, "returns")] = returns_text(f.func.returns)
     for field in dataclasses.fields(f):
         if field.name not in _NOT_FIELD_BY_FIELD:
-            inputs[label + field.name] = canonical(getattr(f, field.name))
+            inputs[InputField(subject, field.name)] = canonical(getattr(f, field.name))
     return inputs
 
 
-def kernel_inputs(f: NativeFunction, indices: Iterable[BackendIndex]) -> dict[str, str]:
+def kernel_inputs(f: NativeFunction, indices: Iterable[BackendIndex]) -> Inputs:
     """f's kernel at each index that has one: its name, then its other metadata one field each."""
     inputs = {}
+    subject = str(f.func.name)
     for index in indices:
         meta = index.get(f.func.name)
         if meta is None:
             continue
-        label = f"{f.func.name}: kernel at {index.dispatch_key.value}"
-        inputs[label] = meta.kernel
+        label = f"kernel at {index.dispatch_key.value}"
+        inputs[InputField(subject, label)] = meta.kernel
         for field in dataclasses.fields(BackendMetadata):
             if field.name != "kernel":
-                inputs[f"{label} {field.name}"] = canonical(getattr(meta, field.name))
+                inputs[InputField(subject, f"{label} {field.name}")] = canonical(getattr(meta, field.name))
     return inputs
 
 
@@ -144,6 +184,10 @@ def canonical(value) -> str:
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(canonical(v) for v in value) + "]"
     return repr(value)
+
+
+def _source_inputs() -> Inputs:
+    return {group_field(label): value for label, value in codegen_sources()}
 
 
 @lru_cache(maxsize=1)
@@ -174,7 +218,7 @@ def _source_files(package_dir: str, package: str) -> list[str]:
 
 # ----- why two sets of inputs differ -----
 
-def explain(old: Optional[dict[str, str]], new: dict[str, str]) -> list[str]:
+def explain(old: Optional[Inputs], new: Inputs) -> list[str]:
     """One readable line per changed input, sorted; a new or removed overload is one line."""
     if old is None:
         return [FIRST_BUILD]
@@ -184,24 +228,17 @@ def explain(old: Optional[dict[str, str]], new: dict[str, str]) -> list[str]:
     lines = [f"{name}: new overload" for name in new_functions - old_functions]
     lines += [f"{name}: overload removed" for name in old_functions - new_functions]
     for name in set(old) | set(new):
-        subject, _ = _split(name)
-        if old.get(name) != new.get(name) and subject not in old_functions ^ new_functions:
+        if old.get(name) != new.get(name) and name.subject not in old_functions ^ new_functions:
             lines += _describe(name, old, new)
     return sorted(lines)
 
 
-def _split(name: str) -> tuple[Optional[str], str]:
-    """("add.out", "argument alpha") of "add.out: argument alpha"; (None, name) for group-wide fields."""
-    subject, sep, field = name.partition(": ")
-    return (subject, field) if sep else (None, name)
+def _functions(inputs: Inputs) -> set[str]:
+    return {name.subject for name in inputs if name.subject is not None}
 
 
-def _functions(inputs: dict[str, str]) -> set[str]:
-    return {subject for subject, _ in map(_split, inputs) if subject is not None}
-
-
-def _describe(name: str, old: dict[str, str], new: dict[str, str]) -> list[str]:
-    subject, field = _split(name)
+def _describe(name: InputField, old: Inputs, new: Inputs) -> list[str]:
+    subject, field = name.subject, name.field
     before, after = old.get(name), new.get(name)
     words = field.split(" ")
     if words[0] == "argument" and len(words) == 2:
@@ -264,9 +301,9 @@ def _kept(tokens: list[str], others: set[str]) -> list[str]:
     return kept
 
 
-def _kernel_exists(old: dict[str, str], new: dict[str, str], subject: Optional[str], words: list[str]) -> bool:
+def _kernel_exists(old: Inputs, new: Inputs, subject: Optional[str], words: list[str]) -> bool:
     """Whether the kernel a "kernel at KEY <field>" line belongs to is in both inputs."""
-    kernel = f"{subject}: {' '.join(words[:3])}"
+    kernel = InputField(subject, " ".join(words[:3]))
     return kernel in old and kernel in new
 
 

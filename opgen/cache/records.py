@@ -7,6 +7,7 @@ from typing import Optional
 
 from . import index as idx
 from .entry import Found
+from .inputs import Inputs, parse_stored_inputs
 
 REMOTE_FIGURES = ("hits", "misses", "errors", "rejected")
 
@@ -37,7 +38,7 @@ class BuildRecord:
     groups: int                     # groups in the build, produced or up to date
     seconds: float                  # spent producing groups
     produced: tuple[Production, ...]
-    inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, inputs) of keys new to their group
+    inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, stored_inputs) of keys new to their group
     remote: RemoteFigures = RemoteFigures()
     out_dir: str = ""               # the output directory, absolute; "" when unknown
 
@@ -82,12 +83,14 @@ class BuildRecords:
         with self._index.read() as db:
             return idx.productions(db, group, out_dir, n)
 
-    def inputs_of_key(self, group: str, key: str) -> Optional[dict[str, str]]:
+    def inputs_of_key(self, group: str, key: str) -> Optional[Inputs]:
+        """The inputs recorded for ``group`` at ``key`` (for explain), if still kept."""
         with self._index.read() as db:
-            return idx.inputs_of_key(db, group, key)
+            stored = idx.inputs_of_key(db, group, key)
+        return parse_stored_inputs(stored) if stored is not None else None
 
     def inputs_history(self, group: str, n: int = 2) -> list[tuple[str, dict[str, str], int]]:
-        """(key, inputs, build_id) of the group's last ``n`` distinct keys, newest first."""
+        """(key, inputs as stored, build_id) of the group's last ``n`` distinct keys, newest first."""
         with self._index.read() as db:
             return idx.inputs_history(db, group, n)
 

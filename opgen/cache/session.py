@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from ..fingerprint import default_cache_dir
 from .remote import RemoteTier
 from .entry import Found
+from .inputs import stored_inputs
 from .records import BuildRecord, Production, RemoteFigures
 from .store import CodegenCache, codegen_dir
 
@@ -111,7 +112,7 @@ class CacheSession:
             return
         newest = self._safely(lambda cache: cache.newest_input_keys()) or {}
         # Only a key the group has not recorded last needs its inputs (the costly part) computed.
-        inputs = tuple((p.group, p.key, inputs()) for p, inputs in productions if newest.get(p.group) != p.key)
+        inputs = tuple((p.group, p.key, stored_inputs(inputs())) for p, inputs in productions if newest.get(p.group) != p.key)
         remote = self.remote.figures() if self.remote is not None else RemoteFigures()
         record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
                              tuple(p for p, _ in productions), inputs, remote, self.out_dir)

@@ -37,7 +37,7 @@ from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from . import layout
 from .families import GroupRelations
-from .kernels import Wrapper, _base, _out_from_functional, registration_source
+from .kernels import Wrapper, WrapperKind, out_from_functional, registration_source, wrapper
 from .lazy import RUNTIME_HEADER, LazyGroupIr, is_lazy, native_body, render_ir_umbrella, render_non_native
 from .render import render
 
@@ -94,13 +94,13 @@ class BackendGroupCodegen:
     # ----- wrappers -----
 
     def _direct(self, key: DispatchKey, f: NativeFunction, kernel: str) -> Wrapper:
-        return replace(_base("direct", key, f), callee=f"::{self.kernel_scope}::{kernel}", args=names(dispatcher.bindings(f)))
+        return replace(wrapper(WrapperKind.DIRECT, key, f), callee=f"::{self.kernel_scope}::{kernel}", args=names(dispatcher.bindings(f)))
 
     def _backend_wrappers(self) -> list[Wrapper]:
         key = self.backend.backend_key
         listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
         # A lazy backend's generated kernels first: the derived out= / in-place wrappers call them.
-        wrappers = [replace(_base("generated", key, f), body=tuple(native_body(f, self.backend.ir_node(f.func.name),
+        wrappers = [replace(wrapper(WrapperKind.GENERATED, key, f), body=tuple(native_body(f, self.backend.ir_node(f.func.name),
                                                                              self.backend.cpp_namespace)))
                     for f in self.group.functions if f.func.name in listed and self.ir.is_full_codegen(f)]
         for f in self.group.functions:
@@ -114,12 +114,12 @@ class BackendGroupCodegen:
                 continue
             callee = f"::{self.kernel_scope}::{listed[functional.func.name]}"
             if self.ir.is_full_codegen(functional):  # the generated kernel, in this file
-                callee = _base("generated", key, functional).name
+                callee = wrapper(WrapperKind.GENERATED, key, functional).name
             if f.func.kind() is SchemaKind.out:
-                body = _out_from_functional(self.relations, f, callee)
+                body = out_from_functional(self.relations, f, callee)
             else:
                 body = self._inplace_from_functional(f, functional, callee)
-            wrappers.append(replace(_base("generated", key, f), body=tuple(body)))
+            wrappers.append(replace(wrapper(WrapperKind.GENERATED, key, f), body=tuple(body)))
         return wrappers
 
     @staticmethod
@@ -164,7 +164,7 @@ class BackendGroupCodegen:
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         # The group's handles header brings the operator library's types the wrappers use.
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
-        if any(w.kind == "generated" for w in wrappers):
+        if any(w.kind.writes_outputs for w in wrappers):
             includes.add("core/structured_out.h")
         if self.ir and key == self.backend.backend_key:
             includes.update((self.ir.header, RUNTIME_HEADER))

@@ -26,13 +26,14 @@ from dataclasses import replace
 from typing import Optional
 
 from ..api import dispatcher
-from ..api.bindings import names, params
+from ..api.bindings import names
 from ..model.backend import BackendIndex
 from ..model.dispatch_keys import DispatchKey
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from .families import GroupRelations
-from .kernels import _FROM_OUT, Wrapper, kernel_namespace
+from .kernels import Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
+from .render import cpp_string
 
 KEY = DispatchKey.Functionalize
 # Operators that get no generated Functionalize kernel because the runtime treats them by hand:
@@ -43,17 +44,9 @@ HAND_WRITTEN = frozenset({"lift", "lift_fresh", "resize_", "_propagate_xla_data"
 _MUTATING = (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
 
 
-def _name(f: NativeFunction) -> str:
-    return f"wrapper_{KEY.value}_{f.func.name.unambiguous_name()}"
-
-
-def _base(kind: str, f: NativeFunction) -> Wrapper:
-    return Wrapper(kind, str(f.func.name), _name(f), dispatcher.return_type(f), params(dispatcher.bindings(f)))
-
-
 def _error(f: NativeFunction, reason: str) -> Wrapper:
-    message = f"{f.func.name}: cannot be functionalized: {reason}".replace("\\", "\\\\").replace('"', '\\"')
-    return replace(_base("functionalize_error", f), body=(f'::op::fail("{message}");',))
+    message = cpp_string(f"{f.func.name}: cannot be functionalized: {reason}")
+    return replace(wrapper(WrapperKind.FUNCTIONALIZE_ERROR, KEY, f), body=(f'::op::fail("{message}");',))
 
 
 def is_cia(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> bool:
@@ -89,7 +82,7 @@ def _kernel(rel: GroupRelations, f: NativeFunction, indices: dict[DispatchKey, B
     if f.is_view_op:
         if is_cia(f, indices):
             meta = indices[DispatchKey.CompositeImplicitAutograd].get(f.func.name)
-            return replace(_base("direct", f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
+            return replace(wrapper(WrapperKind.DIRECT, KEY, f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
                            args=names(dispatcher.bindings(f)))
         return _view(rel, f)
     return _mutation(rel, f)
@@ -151,7 +144,7 @@ def _view(rel: GroupRelations, f: NativeFunction) -> Wrapper:
                   f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);"]
     inverse = [f"TensorBase {name.unambiguous_name()}(const TensorBase& base, const TensorBase& mutated_view"
                + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(view) if b.name != self_name) + ");"]
-    return replace(_base("functionalize_view", f), body=tuple(lines), declarations=tuple(inverse),
+    return replace(wrapper(WrapperKind.FUNCTIONALIZE_VIEW, KEY, f), body=tuple(lines), declarations=tuple(inverse),
                    other_groups=(f"{name.name.base}_copy",))
 
 
@@ -166,8 +159,8 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
     for b in dispatcher.bindings(functional):
         if b.name in renamed:
             args.append(renamed[b.name])
-        elif b.name in _FROM_OUT and len(out_names) == 1:
-            args.append(_FROM_OUT[b.name].replace("out.", f"{renamed[next(iter(out_names))]}."))
+        elif option_from_out(b.name) is not None and len(out_names) == 1:
+            args.append(option_from_out(b.name, renamed[next(iter(out_names))]))
         else:
             return _error(f, f"its functional variant {functional.func.name} takes '{b.name}', which it lacks")
     n_ret = len(functional.func.returns)
@@ -211,4 +204,4 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
     else:
         outs = [a.name for a in written]
         lines.append(f"return {outs[0]};" if len(f.func.returns) == 1 else f"return std::forward_as_tuple({', '.join(outs)});")
-    return replace(_base("functionalize_mutation", f), body=tuple(lines))
+    return replace(wrapper(WrapperKind.FUNCTIONALIZE_MUTATION, KEY, f), body=tuple(lines))

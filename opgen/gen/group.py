@@ -157,12 +157,12 @@ class GroupCodegen:
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         g = self.name
         includes = {layout.handles_header(g)}
-        if any(w.kind in ("direct", "structured") for w in wrappers):
+        if any(w.kind.calls_kernel for w in wrappers):
             includes.add(layout.native_header(g))
-        if any(w.kind in ("structured", "generated") for w in wrappers):
+        if any(w.kind.writes_outputs for w in wrappers):
             includes.add("core/structured_out.h")
-        if any(w.kind.startswith("functionalize") for w in wrappers):
+        if any(w.kind.functionalizes for w in wrappers):
             includes.add("native/functionalization.h")
-        if any(w.kind == "backend_select" for w in wrappers):
+        if any(w.kind.selects_backend for w in wrappers):
             includes.add("dispatch/backend_select.h")
         return registration_source(self.relations, key.value, wrappers, includes)

@@ -3,17 +3,22 @@
 A key is the hash of the group's inputs (cache/inputs.py). Keys are remembered in the codegen
 cache under each group's identity (cache/memos.py), so a run computes inputs only for the groups
 whose entries changed, and otherwise only when the cache records them (a key new to the group).
+
+A job's identity is a ``JobId``: the group, and the external backend whose files it produces
+(None: the in-tree files). Its text, ``<group>`` or ``<group>@<Key>``, is what state files,
+cache records and reports hold.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Callable, Optional, Protocol
 
-from ..cache.inputs import backend_group_inputs, codegen_sources, group_inputs, inputs_key
+from ..cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
 from ..cache.memos import group_identity, memo_id, remember, remembered
 from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
+from ..model.dispatch_keys import DispatchKey
 from ..model.loader import Model
 from .backend import backend_groups
 from .config import CodegenConfig
@@ -21,11 +26,34 @@ from .group import GroupCodegen
 
 
 @dataclass(frozen=True)
+class JobId:
+    group: str
+    backend_key: Optional[DispatchKey] = None   # None: the group's in-tree files
+
+    def __str__(self) -> str:
+        return self.group if self.backend_key is None else f"{self.group}@{self.backend_key}"
+
+
+class Codegen(Protocol):
+    """What a job renders: GroupCodegen (in-tree files) or BackendGroupCodegen (a backend's)."""
+    name: str   # the group
+
+    def files(self) -> list[str]: ...          # the paths render() writes, known without rendering
+
+    def render(self) -> dict[str, str]: ...    # {path: text}
+
+
+@dataclass(frozen=True)
 class GroupJob:
-    name: str                               # the group, or "<group>@<Key>" for a backend's files
+    id: JobId
     key: str
-    codegen: Any                            # .files() and .render()
-    inputs: Callable[[], dict[str, str]]    # the fields the key hashes, computed on demand
+    codegen: Codegen
+    inputs: Callable[[], Inputs]    # the fields the key hashes, computed on demand
+
+    @property
+    def name(self) -> str:
+        """The job's text (state files, cache records, build signatures): ``str(id)``."""
+        return str(self.id)
 
 
 def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJob]:
@@ -43,7 +71,7 @@ def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJ
             pairs[group.name] = (identity, keys[group.name])
     if pairs != known:
         remember(cache, memo, pairs)
-    return [GroupJob(group.name, keys[group.name], GroupCodegen(group, model.indices, config), inputs)
+    return [GroupJob(JobId(group.name), keys[group.name], GroupCodegen(group, model.indices, config), inputs)
             for group, inputs in zip(groups, inputs_of)]
 
 
@@ -68,5 +96,5 @@ def backend_jobs(model: Model, backend: BackendYaml) -> list[GroupJob]:
     jobs = []
     for codegen in backend_groups(model.operator_groups, backend):
         inputs = partial(backend_group_inputs, codegen.group, backend)
-        jobs.append(GroupJob(f"{codegen.name}@{backend.backend_key}", inputs_key(inputs()), codegen, inputs))
+        jobs.append(GroupJob(JobId(codegen.name, backend.backend_key), inputs_key(inputs()), codegen, inputs))
     return jobs

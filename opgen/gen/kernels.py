@@ -1,24 +1,31 @@
 """The kernels one operator group registers at one dispatch key, as template data.
 
-Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<op>``:
-- ``direct``        calls the hand-written native kernel
-- ``structured``    runs meta() (and impl() except at Meta) of a structured out= kernel,
-                    for its functional, in-place or out= variant; at
-                    CompositeExplicitAutogradNonFunctional, the "default backend" functional and
-                    in-place variants: meta() into a fresh output or self, then the out= variant
-                    through the dispatcher (so a backend implementing only out= runs all three)
-- ``generated_out`` an autogen out= variant: the functional result copied into out
-- ``generated_functional``  an autogen functional variant: the in-place/mutable op on clones
+Every kernel is a wrapper with the dispatcher signature, named ``wrapper_<Key>_<op>``; its
+``WrapperKind`` says what the body does:
+- ``direct``          calls a hand-written kernel (a native one, a backend's, or at Functionalize
+                      a view's CompositeImplicitAutograd decomposition)
+- ``structured``      runs meta() (and impl() except at Meta) of a structured out= kernel,
+                      for its functional, in-place or out= variant; at
+                      CompositeExplicitAutogradNonFunctional, the "default backend" functional and
+                      in-place variants: meta() into a fresh output or self, then the out= variant
+                      through the dispatcher (so a backend implementing only out= runs all three)
+- ``generated``       a body built from a sibling: an autogen out= variant (the functional result
+                      copied into out), an autogen functional variant (the in-place/mutable op on
+                      clones); for an external backend (backend.py), out= / in-place wrappers over
+                      its functional kernel and a lazy backend's full_codegen kernels
 - ``backend_select``  a function with tensor options choosing the backend from its device
-                    argument and its tensor arguments
-- ``inplace_meta``  at Meta, an in-place operator with no Meta kernel of its own: checks that
-                    ``self`` is meta and returns it (shapes do not change in place)
-- ``view_copy``     a ``*_copy`` function tagged ``view_copy``: its view, then a copy of it
-                    (for backends that cannot alias)
+                      argument and its tensor arguments
+- ``inplace_meta``    at Meta, an in-place operator with no Meta kernel of its own: checks that
+                      ``self`` is meta and returns it (shapes do not change in place)
+- ``view_copy``       a ``*_copy`` function tagged ``view_copy``: its view, then a copy of it
+                      (for backends that cannot alias)
+- ``functionalize_view``, ``functionalize_mutation``, ``functionalize_error``: the
+                      Functionalize key's kernels (functionalize.py)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Optional
 
 from ..api import dispatcher, structured
@@ -47,9 +54,50 @@ class StructuredCall:
     returns: str              # the return statement
 
 
+class WrapperKind(Enum):
+    """What a wrapper's body does (the module docstring describes each)."""
+    DIRECT = "direct"
+    STRUCTURED = "structured"
+    GENERATED = "generated"
+    BACKEND_SELECT = "backend_select"
+    INPLACE_META = "inplace_meta"
+    VIEW_COPY = "view_copy"
+    FUNCTIONALIZE_VIEW = "functionalize_view"
+    FUNCTIONALIZE_MUTATION = "functionalize_mutation"
+    FUNCTIONALIZE_ERROR = "functionalize_error"
+
+    @property
+    def is_direct(self) -> bool:
+        return self is WrapperKind.DIRECT
+
+    @property
+    def is_structured(self) -> bool:
+        return self is WrapperKind.STRUCTURED
+
+    @property
+    def calls_kernel(self) -> bool:
+        """Calls a hand-written kernel or structured class (the group's native header declares it)."""
+        return self in (WrapperKind.DIRECT, WrapperKind.STRUCTURED)
+
+    @property
+    def writes_outputs(self) -> bool:
+        """Creates, resizes or copies into outputs (core/structured_out.h)."""
+        return self in (WrapperKind.STRUCTURED, WrapperKind.GENERATED)
+
+    @property
+    def functionalizes(self) -> bool:
+        """A Functionalize kernel (native/functionalization.h)."""
+        return self in (WrapperKind.FUNCTIONALIZE_VIEW, WrapperKind.FUNCTIONALIZE_MUTATION,
+                        WrapperKind.FUNCTIONALIZE_ERROR)
+
+    @property
+    def selects_backend(self) -> bool:
+        return self is WrapperKind.BACKEND_SELECT
+
+
 @dataclass(frozen=True)
 class Wrapper:
-    kind: str
+    kind: WrapperKind
     operator: str         # name registered: "add.Tensor"
     name: str             # wrapper_CPU_add_Tensor
     returns: str
@@ -67,13 +115,10 @@ def kernel_namespace(meta: BackendMetadata) -> str:
     return "native" if meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE else meta.cpp_namespace
 
 
-def _wrapper_name(key: DispatchKey, f: NativeFunction) -> str:
-    return f"wrapper_{key.value}_{f.func.name.unambiguous_name()}"
-
-
-def _base(kind: str, key: DispatchKey, f: NativeFunction) -> Wrapper:
-    b = dispatcher.bindings(f)
-    return Wrapper(kind, str(f.func.name), _wrapper_name(key, f), dispatcher.return_type(f), params(b))
+def wrapper(kind: WrapperKind, key: DispatchKey, f: NativeFunction) -> Wrapper:
+    """f's wrapper at ``key`` with its name and dispatcher signature, and no body yet."""
+    name = f"wrapper_{key.value}_{f.func.name.unambiguous_name()}"
+    return Wrapper(kind, str(f.func.name), name, dispatcher.return_type(f), params(dispatcher.bindings(f)))
 
 
 def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
@@ -101,7 +146,7 @@ def key_kernels(group_rel: GroupRelations, key: DispatchKey, indices: dict[Dispa
 
 
 def _direct(key: DispatchKey, f: NativeFunction, meta: BackendMetadata) -> Wrapper:
-    return replace(_base("direct", key, f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
+    return replace(wrapper(WrapperKind.DIRECT, key, f), callee=f"{kernel_namespace(meta)}::{meta.kernel}",
                    args=names(dispatcher.bindings(f)))
 
 
@@ -149,7 +194,7 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         returns = _return_outputs(f, list(outputs))
     call = StructuredCall(variant, class_name, base, n_outputs, outputs, meta_args, impl_args, out_call,
                           out.precomputed is not None, returns)
-    return replace(_base("structured", key, f), structured=call)
+    return replace(wrapper(WrapperKind.STRUCTURED, key, f), structured=call)
 
 
 def is_generated_view_copy(f: NativeFunction, key: DispatchKey) -> bool:
@@ -166,7 +211,7 @@ def _view_copy(f: NativeFunction) -> Wrapper:
     view_handle = f"{view_group}_{overload}" if overload else view_group
     view = f"ops::{view_handle}::call({names(dispatcher.bindings(f))})"
     body = (f"return ops::clone::call({view}, MemoryFormat::Contiguous);",)
-    return replace(_base("view_copy", DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body,
+    return replace(wrapper(WrapperKind.VIEW_COPY, DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body,
                    other_groups=(view_group, "clone"))
 
 
@@ -188,7 +233,7 @@ def _inplace_meta(f: NativeFunction) -> Wrapper:
     self_name = f.func.arguments.self_arg.name
     body = (f'OP_CHECK({self_name}.is_meta(), "{f.func.name}: cannot write in place into a non-meta tensor '
             f'with meta tensor arguments");', f"return {self_name};")
-    return replace(_base("inplace_meta", DispatchKey.Meta, f), body=body)
+    return replace(wrapper(WrapperKind.INPLACE_META, DispatchKey.Meta, f), body=body)
 
 
 def _needs_backend_select(f: NativeFunction) -> bool:
@@ -206,17 +251,17 @@ def _backend_select(f: NativeFunction) -> Wrapper:
     keys = f"impl::backend_key_set(device, {' | '.join(f'impl::key_set_of({t})' for t in tensors)})" if tensors \
         else "impl::backend_key_set(device)"
     call = f"ops::{handle}::redispatch({keys}, {names(dispatcher.bindings(f))})"
-    return replace(_base("backend_select", DispatchKey.BackendSelect, f), body=(f"return {call};",))
+    return replace(wrapper(WrapperKind.BACKEND_SELECT, DispatchKey.BackendSelect, f), body=(f"return {call};",))
 
 
 def _generated(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction) -> Wrapper:
     """Bodies for autogen variants, built from the sibling the yaml did write."""
     kind = f.func.kind()
     if kind is SchemaKind.out:
-        body = _out_from_functional(group_rel, f)
+        body = out_from_functional(group_rel, f)
     else:
         body = _functional_from_mutation(group_rel, f)
-    return replace(_base("generated", key, f), body=tuple(body))
+    return replace(wrapper(WrapperKind.GENERATED, key, f), body=tuple(body))
 
 
 def _call(f: NativeFunction, args: list[str]) -> str:
@@ -224,17 +269,24 @@ def _call(f: NativeFunction, args: list[str]) -> str:
 
 
 # Factory out= variants drop the tensor options; the functional variant gets them from out.
-_FROM_OUT = {"dtype": "out.dtype()", "layout": "std::nullopt", "device": "out.device()", "pin_memory": "std::nullopt"}
+_FROM_OUT = {"dtype": "{out}.dtype()", "layout": "std::nullopt", "device": "{out}.device()", "pin_memory": "std::nullopt"}
 
 
-def _out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: Optional[str] = None) -> list[str]:
+def option_from_out(option: str, out: str = "out") -> Optional[str]:
+    """The expression a factory's tensor option ``option`` takes from the out= tensor ``out``
+    (None: not a tensor option)."""
+    expression = _FROM_OUT.get(option)
+    return expression.format(out=out) if expression is not None else None
+
+
+def out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: Optional[str] = None) -> list[str]:
     """out= as functional + copy; ``callee`` calls a backend's kernel instead of redispatching."""
     functional = group_rel.sibling(f, SchemaKind.functional)
     outs = f.func.arguments.out
     if functional is None:
         return [f'OP_CHECK(false, "{f.func.name}: no functional variant to build this out= variant from");']
     own = {a.name for a in f.func.arguments.all()}
-    args = [b.name if b.name in own else _FROM_OUT.get(b.name) for b in dispatcher.bindings(functional)]
+    args = [b.name if b.name in own else option_from_out(b.name) for b in dispatcher.bindings(functional)]
     if None in args:
         return [f'OP_CHECK(false, "{f.func.name}: its functional variant takes arguments this out= variant lacks");']
     call = f"{callee}({', '.join(args)})" if callee else _call(functional, args)
@@ -294,6 +346,6 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
         by_ns.setdefault(functions[w.operator].namespace, []).append(w)
     declarations = list(dict.fromkeys(d for w in wrappers for d in w.declarations))  # ordered, each once
     return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, declarations=declarations,
-                  system_includes=["array"] if any(w.kind == "structured" for w in wrappers) else [],
+                  system_includes=["array"] if any(w.kind.is_structured for w in wrappers) else [],
                   includes=sorted(includes), wrappers=wrappers,
                   namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])

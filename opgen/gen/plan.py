@@ -13,16 +13,18 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Optional
 
 from ..cache.session import CacheSession
 from ..model.backend_yaml import BackendYaml
+from ..model.dispatch_keys import DispatchKey
 from ..model.loader import Model
 from ..writer import TreeWriter, write_if_changed
 from . import layout
 from .backend import backend_umbrella_inputs, backend_umbrellas, render_backend_umbrellas
 from .config import CodegenConfig
-from .jobs import GroupJob, backend_jobs, in_tree_jobs
+from .jobs import GroupJob, JobId, backend_jobs, in_tree_jobs
 from .umbrellas import render_umbrellas
 
 STATE_FILE = ".opgen-state.json"
@@ -32,12 +34,21 @@ STATE_VERSION = 3
 @dataclass(frozen=True)
 class Section:
     """Files generated under one directory of the tree, with their own state and umbrellas."""
-    label: str                                   # "groups", or "XLA backend groups"
-    under: str                                   # "" (in-tree) or "backends/<Key>"
+    backend_key: Optional[DispatchKey]           # None: the in-tree files; else an external backend's
     jobs: tuple[GroupJob, ...]
     umbrellas: tuple[str, ...]                   # paths the umbrella renderer writes
     render_umbrellas: Callable[[dict[str, list[str]]], dict[str, str]]  # {group: files} -> {path: text}
     umbrella_inputs: str = ""                    # what the umbrellas render besides the layout (a digest)
+
+    @property
+    def label(self) -> str:
+        """What reports and SCons messages call the section's jobs: groups, or XLA backend groups."""
+        return "groups" if self.backend_key is None else f"{self.backend_key} backend groups"
+
+    @property
+    def under(self) -> str:
+        """The section's directory in the tree: the root (""), or backends/<Key>."""
+        return "" if self.backend_key is None else layout.backend_dir(self.backend_key)
 
     @property
     def state_path(self) -> str:
@@ -45,14 +56,13 @@ class Section:
 
 
 def in_tree_section(model: Model, config: CodegenConfig, cache=None) -> Section:
-    return Section("groups", "", tuple(in_tree_jobs(model, config, cache)), layout.UMBRELLAS, render_umbrellas)
+    return Section(None, tuple(in_tree_jobs(model, config, cache)), layout.UMBRELLAS, render_umbrellas)
 
 
 def backend_section(model: Model, backend: BackendYaml) -> Section:
     key = backend.backend_key
     jobs = tuple(backend_jobs(model, backend))
-    return Section(f"{key} backend groups", layout.backend_dir(key), jobs, backend_umbrellas(backend),
-                   lambda files: render_backend_umbrellas(backend, {name.split("@")[0]: paths for name, paths in files.items()}),
+    return Section(key, jobs, backend_umbrellas(backend), partial(render_backend_umbrellas, backend),
                    backend_umbrella_inputs(backend))
 
 
@@ -61,7 +71,8 @@ class Report:
     """What one run did, counted by the plan whichever front end drove it."""
     label: str
     groups: int
-    regenerated: list[str] = field(default_factory=list)
+    backend_key: Optional[DispatchKey] = None  # a backend's report: its jobs are shown by group
+    regenerated: list[JobId] = field(default_factory=list)
     written: list[str] = field(default_factory=list)   # files whose bytes changed
     removed: list[str] = field(default_factory=list)
     cache_line: str = "off"
@@ -69,9 +80,9 @@ class Report:
     cache_misses: Optional[int] = None   # ... and rendered
 
     def summary(self) -> str:
-        names = sorted(self.regenerated)
-        if self.label.endswith("backend groups"):  # "mul@XLA" of the "XLA backend groups" is just mul
-            names = [name.split("@")[0] for name in names]
+        # "mul@XLA" of the "XLA backend groups" is just mul
+        names = [job.group if self.backend_key is not None and job.backend_key == self.backend_key else str(job)
+                 for job in sorted(self.regenerated, key=str)]
         shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
         line = f"[opgen] regenerated {len(names)}/{self.groups} {self.label}" + (f": {shown}" if shown else "")
         return (f"{line}\n[opgen] {self.groups - len(names)} unchanged, {len(self.written)} files written, "
@@ -91,7 +102,7 @@ class CodegenPlan:
         self._recorded = {s.under: _read_state(os.path.join(out_dir, s.state_path)) for s in sections}
         self._produced: dict[str, tuple[str, list[str]]] = {}   # job name -> (key, files)
         self._lock = threading.Lock()
-        self.report = Report(label or sections[0].label, sum(len(s.jobs) for s in sections))
+        self.report = Report(label or sections[0].label, sum(len(s.jobs) for s in sections), sections[0].backend_key)
 
     @property
     def jobs(self) -> list[GroupJob]:
@@ -117,16 +128,17 @@ class CodegenPlan:
         written = [path for path, text in files.items() if self.writer.write(path, text)]
         with self._lock:
             self._produced[job.name] = (job.key, list(files))
-            self.report.regenerated.append(job.name)
+            self.report.regenerated.append(job.id)
             self.report.written.extend(written)
         return written
 
     def layout(self, section: Section) -> dict[str, list[str]]:
-        """{group: files} of a section as this run leaves it (what the umbrellas list)."""
+        """{job name: files} of a section as this run leaves it (what the umbrellas list)."""
         return {job.name: self.files(job, section) for job in section.jobs}
 
     def write_umbrellas(self, section: Section, layout_of_section: Optional[dict[str, list[str]]] = None) -> list[str]:
-        texts = section.render_umbrellas(layout_of_section or self.layout(section))
+        files = layout_of_section or self.layout(section)
+        texts = section.render_umbrellas({job.id.group: files[job.name] for job in section.jobs})
         written = [path for path, text in texts.items() if write_if_changed(os.path.join(self.out_dir, path), text)]
         with self._lock:
             self.report.written.extend(written)

@@ -24,8 +24,6 @@ from .schema import FunctionSchema, OperatorName
 PROPERTIES = ("CanBeReused", "CanBeReusedDeclOnly", "CreateFn", "CreateFnDeclOnly", "Lower", "LowerDeclOnly",
               "ShapeCache", "ShapeCompute", "TreatScalarsAsConstants")
 NON_NATIVE_KEYS = ("func", "opkind", "properties")
-# Where a listed operator's IR node comes from.
-IR_LISTS = ("full_codegen", "ir_gen")
 
 
 def ir_class_name(name: OperatorName) -> str:

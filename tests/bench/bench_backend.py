@@ -18,22 +18,20 @@ also checks that both declare the same kernels: (name, parameter names) of every
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Optional
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (helpers)
 from helpers import snapshot, written  # noqa: E402
-from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
-from table import render_table  # noqa: E402
+from peer_env import REPO  # noqa: E402
+from runs import peer_comparison  # noqa: E402
+from table import render_table, side_by_side  # noqa: E402
 
 XLA_YAML = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "pytorch-xla", "xla_native_functions.yaml"))
 EDIT = ("supported:\n", "supported:\n  - lgamma\n")  # in PyTorch's yaml, not in pytorch/xla's lists
@@ -121,46 +119,27 @@ def run_torchgen(python: str, work: str, runs: int) -> dict[str, list[tuple[floa
     return results
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args(argv)
-    yaml_path, tags_path = pytorch_yaml()
-    if not os.path.exists(XLA_YAML):
-        print(f"bench_backend: {XLA_YAML} not found", file=sys.stderr)
-        return 2
-    peer = ensure_torchgen()
-    with tempfile.TemporaryDirectory(prefix="opgen-bench-backend-") as work:
-        for side in ("o", "t"):
-            os.makedirs(os.path.join(work, side))
-        ours = run_opgen(os.path.join(work, "o"), args.runs, yaml_path, tags_path)
-        theirs = run_torchgen(peer, os.path.join(work, "t"), args.runs) if peer else {}
-        rows = []
-        for scenario in ("cold", "add backend", "no-op", "one-op edit"):
-            for tool, results in (("gen_backend_stubs", theirs), ("opgen", ours)):
-                if scenario not in results:
-                    continue
-                seconds = statistics.median(r[0] for r in results[scenario])
-                files = sorted({r[1] for r in results[scenario]})
-                ratio = ""
-                if tool == "opgen" and scenario in theirs:
-                    ratio = f"{seconds / statistics.median(r[0] for r in theirs[scenario]):.2f}x"
-                rows.append((scenario, tool, str(len(results[scenario])), f"{seconds:.3f}",
-                             "-".join(map(str, (files[0], files[-1]))) if len(files) > 1 else str(files[0]), ratio))
-        print(render_table(("scenario", "tool", "runs", "median s", "files written", "opgen/stubs"), rows, "<<>>>>"))
+def report(work: str, ours: dict, theirs: dict) -> None:
+    def files(runs) -> tuple[str]:
+        counts = sorted({r[1] for r in runs})
+        return ("-".join(map(str, (counts[0], counts[-1]))) if len(counts) > 1 else str(counts[0]),)
 
-        ops = os.path.join(work, "o", "opgen-0", "backends", "XLA", "ops")
-        our_kernels = declared_kernels(sorted(os.path.join(ops, n) for n in os.listdir(ops) if n.endswith("_native.h")))
-        print(f"\nopgen declares {len(our_kernels)} XLA/AutogradXLA kernels", end="")
-        if theirs:
-            stub_kernels = declared_kernels([os.path.join(work, "t", "torchgen-0", "XLANativeFunctions.h")])
-            same = "the same" if our_kernels == stub_kernels else "DIFFERENT"
-            print(f"; gen_backend_stubs declares {len(stub_kernels)}: {same} (name, parameter names) set")
-            for kernel in sorted(set(our_kernels) ^ set(stub_kernels))[:10]:
-                print(f"  only in {'opgen' if kernel in our_kernels else 'gen_backend_stubs'}: {kernel}")
-        else:
-            print("\nNOTE: torchgen (torch 2.13.0) is unavailable in the peer virtualenv; opgen's figures only.")
-    return 0
+    rows = side_by_side(("cold", "add backend", "no-op", "one-op edit"), ("gen_backend_stubs", theirs), ("opgen", ours), files)
+    print(render_table(("scenario", "tool", "runs", "median s", "files written", "opgen/stubs"), rows, "<<>>>>"))
+    ops = os.path.join(work, "o", "opgen-0", "backends", "XLA", "ops")
+    our_kernels = declared_kernels(sorted(os.path.join(ops, n) for n in os.listdir(ops) if n.endswith("_native.h")))
+    print(f"\nopgen declares {len(our_kernels)} XLA/AutogradXLA kernels", end="")
+    if theirs:
+        stub_kernels = declared_kernels([os.path.join(work, "t", "torchgen-0", "XLANativeFunctions.h")])
+        same = "the same" if our_kernels == stub_kernels else "DIFFERENT"
+        print(f"; gen_backend_stubs declares {len(stub_kernels)}: {same} (name, parameter names) set")
+        for kernel in sorted(set(our_kernels) ^ set(stub_kernels))[:10]:
+            print(f"  only in {'opgen' if kernel in our_kernels else 'gen_backend_stubs'}: {kernel}")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    return peer_comparison(argv, __doc__, "bench_backend", XLA_YAML, run_opgen,
+                           lambda python, work, runs, *_: run_torchgen(python, work, runs), report)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ import sys
 import tempfile
 from typing import Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (runs.py's helpers)
 from bench_model import run  # noqa: E402
 from peer_env import PYTORCH_DATA, REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
 from runs import run_json  # noqa: E402

@@ -19,22 +19,21 @@ The IR node classes both declare are compared at the end.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Optional
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 from helpers import snapshot, written  # noqa: E402
-from peer_env import REPO, ensure_torchgen, pytorch_yaml  # noqa: E402
-from table import render_table  # noqa: E402
+from peer_env import REPO  # noqa: E402
+from runs import peer_comparison  # noqa: E402
+from table import render_table, side_by_side  # noqa: E402
 
 LAZY_YAML = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "pytorch-lazy", "ts_native_functions.yaml"))
 EDIT = (("  - gelu\n", ""), ("supported:\n", "supported:\n  - gelu\n"))
@@ -158,46 +157,25 @@ def their_classes(out: str) -> tuple[set, set]:
     return sets[0], sets[1]
 
 
+def report(work: str, ours: dict, theirs: dict) -> None:
+    def sizes(runs) -> tuple[str, str]:
+        return (f"{statistics.median(r[1] for r in runs):g}", f"{statistics.median(r[2] for r in runs) / 1024:,.0f} KB")
+
+    rows = side_by_side(("cold", "no-op", "one-entry edit"), ("gen_lazy_tensor", theirs), ("opgen", ours), sizes)
+    print(render_table(("scenario", "tool", "runs", "median s", "files written", "bytes written", "opgen/torchgen"),
+                       rows, "<<>>>>>"))
+    native, non_native = our_classes(os.path.join(work, "o", "opgen-0"))
+    print(f"\nopgen declares {len(native)} IR node classes of operators and {len(non_native)} non-native", end="")
+    if theirs:
+        t_native, t_non_native = their_classes(os.path.join(work, "t", "torchgen-0"))
+        same = "the same" if (native, non_native) == (t_native, t_non_native) else "DIFFERENT"
+        print(f"; gen_lazy_tensor {len(t_native)} and {len(t_non_native)}: {same} class names")
+        for name in sorted((native | non_native) ^ (t_native | t_non_native))[:10]:
+            print(f"  only in {'opgen' if name in native | non_native else 'gen_lazy_tensor'}: {name}")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args(argv)
-    yaml_path, tags_path = pytorch_yaml()
-    if not os.path.exists(LAZY_YAML):
-        print(f"bench_lazy: {LAZY_YAML} not found", file=sys.stderr)
-        return 2
-    peer = ensure_torchgen()
-    with tempfile.TemporaryDirectory(prefix="opgen-bench-lazy-") as work:
-        for side in ("o", "t"):
-            os.makedirs(os.path.join(work, side))
-        ours = run_opgen(os.path.join(work, "o"), args.runs, yaml_path, tags_path)
-        theirs = run_torchgen(peer, os.path.join(work, "t"), args.runs, yaml_path, tags_path) if peer else {}
-        rows = []
-        for scenario in ("cold", "no-op", "one-entry edit"):
-            for tool, results in (("gen_lazy_tensor", theirs), ("opgen", ours)):
-                if scenario not in results:
-                    continue
-                seconds = statistics.median(r[0] for r in results[scenario])
-                files = statistics.median(r[1] for r in results[scenario])
-                size = statistics.median(r[2] for r in results[scenario])
-                ratio = ""
-                if tool == "opgen" and scenario in theirs:
-                    ratio = f"{seconds / statistics.median(r[0] for r in theirs[scenario]):.2f}x"
-                rows.append((scenario, tool, str(len(results[scenario])), f"{seconds:.3f}", f"{files:g}",
-                             f"{size / 1024:,.0f} KB", ratio))
-        print(render_table(("scenario", "tool", "runs", "median s", "files written", "bytes written", "opgen/torchgen"),
-                           rows, "<<>>>>>"))
-        native, non_native = our_classes(os.path.join(work, "o", "opgen-0"))
-        print(f"\nopgen declares {len(native)} IR node classes of operators and {len(non_native)} non-native", end="")
-        if theirs:
-            t_native, t_non_native = their_classes(os.path.join(work, "t", "torchgen-0"))
-            same = "the same" if (native, non_native) == (t_native, t_non_native) else "DIFFERENT"
-            print(f"; gen_lazy_tensor {len(t_native)} and {len(t_non_native)}: {same} class names")
-            for name in sorted((native | non_native) ^ (t_native | t_non_native))[:10]:
-                print(f"  only in {'opgen' if name in native | non_native else 'gen_lazy_tensor'}: {name}")
-        else:
-            print("\nNOTE: torchgen (torch 2.13.0) is unavailable in the peer virtualenv; opgen's figures only.")
-    return 0
+    return peer_comparison(argv, __doc__, "bench_lazy", LAZY_YAML, run_opgen, run_torchgen, report)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
 from opgen.cache import inputs as inputs_module
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.jobs import backend_jobs, in_tree_jobs
-from opgen.cache.inputs import (CODEGEN_PACKAGES, backend_group_inputs, codegen_sources, explain, group_inputs,
-                              inputs_key, source_fingerprints)
+from opgen.cache.inputs import (CODEGEN_PACKAGES, InputField, Inputs, backend_group_inputs, codegen_sources, explain,
+                              group_inputs, inputs_key, parse_stored_inputs, source_fingerprints, stored_inputs)
 from opgen.model import load_model
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.model.dispatch_keys import DispatchKey
@@ -40,7 +40,7 @@ def group_of(model, name: str) -> OperatorGroup:
     return next(g for g in model.operator_groups if g.name == name)
 
 
-def add_inputs(model, config: CodegenConfig = CodegenConfig()) -> dict[str, str]:
+def add_inputs(model, config: CodegenConfig = CodegenConfig()) -> Inputs:
     return group_inputs(group_of(model, "add"), model.indices, config)
 
 
@@ -212,27 +212,39 @@ def test_keys_are_the_hash_of_the_inputs(repo_model):
 
 
 def test_inputs_key_ignores_insertion_order_and_keeps_boundaries():
-    assert inputs_key({"a": "1", "b": "2"}) == inputs_key({"b": "2", "a": "1"})
-    assert inputs_key({"a": "bc"}) != inputs_key({"ab": "c"})
+    a, b, ab = InputField(None, "a"), InputField(None, "b"), InputField(None, "ab")
+    assert inputs_key({a: "1", b: "2"}) == inputs_key({b: "2", a: "1"})
+    assert inputs_key({a: "bc"}) != inputs_key({ab: "c"})
+
+
+def test_inputs_key_hashes_the_stored_text(repo_model):
+    """Keys (and the index's JSON) are of the fields' text, which parses back to the same fields."""
+    inputs = add_inputs(repo_model)
+    stored = stored_inputs(inputs)
+    assert stored["add.out: argument alpha"] == "Scalar alpha=1" and stored["dispatch keys"]
+    assert parse_stored_inputs(stored) == inputs
+    assert inputs_key(inputs) == inputs_key(parse_stored_inputs(json.loads(json.dumps(stored))))
+    assert InputField.parse("add.out: kernel at CPU structured") == InputField("add.out", "kernel at CPU structured")
+    assert InputField.parse("source gen/kernels.py") == InputField(None, "source gen/kernels.py")
 
 
 def test_no_absolute_paths(repo_model):
     backend = parse_backend_yaml(XLA_YAML, repo_model)
     for group in repo_model.operator_groups:
         for inputs in (group_inputs(group, repo_model.indices, CodegenConfig()), backend_group_inputs(group, backend)):
-            text = json.dumps(inputs)
+            text = json.dumps(stored_inputs(inputs))
             assert REPO_ROOT not in text and "xla_native_functions.yaml" not in text
 
 
 DUMP_INPUTS = """
 import json, sys
 from opgen.gen.config import CodegenConfig
-from opgen.cache.inputs import backend_group_inputs, group_inputs
+from opgen.cache.inputs import backend_group_inputs, group_inputs, stored_inputs
 from opgen.model import load_model
 from opgen.model.backend_yaml import parse_backend_yaml
 model = load_model(sys.argv[1], sys.argv[2])
 backend = parse_backend_yaml(sys.argv[3], model)
-print(json.dumps([[group_inputs(g, model.indices, CodegenConfig()), backend_group_inputs(g, backend)]
+print(json.dumps([[stored_inputs(group_inputs(g, model.indices, CodegenConfig())), stored_inputs(backend_group_inputs(g, backend))]
                   for g in model.operator_groups]))
 """
 

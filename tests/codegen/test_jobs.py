@@ -10,7 +10,8 @@ from opgen.cache import CodegenCache
 from opgen.gen import CodegenConfig
 from opgen.gen import jobs as jobs_module
 from opgen.cache.inputs import group_inputs, inputs_key
-from opgen.gen.jobs import backend_jobs, in_tree_jobs
+from opgen.gen.jobs import JobId, backend_jobs, in_tree_jobs
+from opgen.gen.plan import Report
 from opgen.cache.parse_cache import load_model_cached
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.model.dispatch_keys import DispatchKey
@@ -136,4 +137,17 @@ def test_backend_jobs_are_named_after_the_backend_key(model):
     backend = parse_backend_yaml(REPO_BACKEND_YAML, model)
     jobs = backend_jobs(model, backend)
     assert jobs and all(job.name.endswith("@XLA") for job in jobs)
+    assert all(job.id == JobId(job.codegen.name, DispatchKey.XLA) and job.name == f"{job.id.group}@XLA" for job in jobs)
     assert all(inputs_key(job.inputs()) == job.key for job in jobs)
+
+
+def test_job_ids_print_as_the_text_state_files_keep():
+    assert str(JobId("add")) == "add" and str(JobId("add", DispatchKey.XLA)) == "add@XLA"
+
+
+def test_a_backend_report_names_its_jobs_by_group():
+    jobs = [JobId("mul", DispatchKey.XLA), JobId("a1", DispatchKey.XLA), JobId("a", DispatchKey.XLA)]
+    backend = Report("XLA backend groups", 3, DispatchKey.XLA, regenerated=list(jobs))
+    assert backend.summary().splitlines()[0] == "[opgen] regenerated 3/3 XLA backend groups: a1, a, mul"
+    mixed = Report("groups", 4, None, regenerated=[JobId("mul"), *jobs])
+    assert mixed.summary().splitlines()[0] == "[opgen] regenerated 4/4 groups: a1@XLA, a@XLA, mul, mul@XLA"
