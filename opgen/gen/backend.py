@@ -165,7 +165,7 @@ class BackendGroupCodegen:
         # The group's handles header brings the operator library's types the wrappers use.
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
         if any(w.kind == "generated" for w in wrappers):
-            includes.add("core/structured_out.h")
+            includes.add("native/sibling_variants.h")
         if self.ir and key == self.backend.backend_key:
             includes.update((self.ir.header, RUNTIME_HEADER))
         return registration_source(self.relations, key.value, wrappers, includes)

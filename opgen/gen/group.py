@@ -159,10 +159,12 @@ class GroupCodegen:
         includes = {layout.handles_header(g)}
         if any(w.kind in ("direct", "structured") for w in wrappers):
             includes.add(layout.native_header(g))
-        if any(w.kind in ("structured", "generated") for w in wrappers):
+        if any(w.kind == "structured" for w in wrappers):
             includes.add("core/structured_out.h")
+        if any(w.kind == "generated" for w in wrappers):
+            includes.add("native/sibling_variants.h")
         if any(w.kind.startswith("functionalize") for w in wrappers):
-            includes.add("native/functionalization.h")
+            includes.add("functionalization/functionalization.h")
         if any(w.kind == "backend_select" for w in wrappers):
             includes.add("dispatch/backend_select.h")
         return registration_source(self.relations, key.value, wrappers, includes)

@@ -15,7 +15,7 @@
 #include "core/host_ops.h"
 #include "dispatch/operator_handle.h"
 #include "dispatch/registration.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 
 namespace op::lazy {
 
