@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "dispatch/dispatch_key_set.h"
+#include "core/dispatch_key_set.h"
 
 namespace op {
 

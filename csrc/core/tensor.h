@@ -10,6 +10,7 @@
 
 #include "core/array_ref.h"
 #include "core/device.h"
+#include "core/dispatch_key_set.h"
 #include "core/generator.h"  // Generator appears in generated operator signatures
 #include "core/layout.h"  // Layout and MemoryFormat appear in generated operator signatures
 #include "core/scalar.h"
@@ -17,7 +18,6 @@
 #include "core/storage.h"
 #include "core/strided_loop.h"
 #include "core/tensor_options.h"
-#include "dispatch/dispatch_key_set.h"
 
 namespace op {
 
@@ -25,7 +25,7 @@ namespace op {
 std::string str_list(IntArrayRef values);
 
 // What a functional tensor wrapper (the Functionalize key) holds besides its mirrored
-// metadata: defined in native/functionalization.h.
+// metadata: defined in functionalization/functionalization.h.
 struct FunctionalTensorState;
 
 // What an external backend keeps per tensor besides the metadata (lazy tensors: the IR value or

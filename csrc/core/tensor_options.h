@@ -18,7 +18,6 @@ struct TensorOptions {
   TensorOptions(Device d) : device(d) {}     // NOLINT: empty({2}, Device(DeviceType::Meta))
   TensorOptions(DeviceType d) : device(Device(d)) {}  // NOLINT
 
-  TensorOptions with_dtype(ScalarType t) const { TensorOptions o = *this; o.dtype = t; return o; }
   TensorOptions with_device(Device d) const { TensorOptions o = *this; o.device = d; return o; }
   ScalarType dtype_or_default() const { return dtype.value_or(ScalarType::Float32); }
   Device device_or_default() const { return device.value_or(Device(DeviceType::CPU)); }

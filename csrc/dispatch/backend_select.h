@@ -8,8 +8,8 @@
 
 #include "core/array_ref.h"
 #include "core/device.h"
+#include "core/dispatch_key_set.h"
 #include "core/tensor.h"
-#include "dispatch/dispatch_key_set.h"
 
 namespace op::impl {
 

@@ -10,10 +10,10 @@
 #include <typeinfo>
 #include <utility>
 
+#include "core/dispatch_key_set.h"
 #include "core/ivalue.h"
 #include "dispatch/boxing.h"
 #include "dispatch/cpp_signature.h"
-#include "dispatch/dispatch_key_set.h"
 
 namespace op {
 

@@ -3,7 +3,7 @@
 // the backend). Change them only through the RAII guards, which restore exactly what they changed.
 #pragma once
 
-#include "dispatch/dispatch_key_set.h"
+#include "core/dispatch_key_set.h"
 
 namespace op {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "dispatch/dispatch_key_set.h"
+#include "core/dispatch_key_set.h"
 #include "dispatch/kernel_function.h"
 #include "dispatch/schema.h"
 

@@ -1,5 +1,7 @@
 // The headers nearly every object of the library includes: the method-free tensor, the
-// dispatcher, operator handles and registration, structured kernels and functionalization.
+// dispatcher, operator handles and registration, and structured kernels' output helpers. Only
+// core/ and dispatch/ headers: the layers above (native/, functionalization/) are not every
+// object's business (tests/test_include_layers.py).
 // Without ccache the build precompiles this header once per set of flags and force-includes it
 // (site_scons/site_tools/precompiled_header.py), which saves parsing ~65,000 lines of standard
 // library and runtime headers in every generated group and hand-written kernel. Nothing includes
@@ -13,6 +15,5 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/operator_handle.h"
 #include "dispatch/registration.h"
-#include "native/functionalization.h"
 
 #endif  // OP_DISPATCH_PRECOMPILED_H

@@ -5,7 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "dispatch/dispatch_key.h"
+#include "core/dispatch_key.h"
 
 namespace opy {
 

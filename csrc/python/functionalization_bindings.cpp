@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "dispatch/local_dispatch_key_set.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 #include "python/bindings.h"
 
 namespace opy {

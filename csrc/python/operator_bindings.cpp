@@ -12,6 +12,7 @@
 #include "python/bindings.h"
 #include "python/call_slot.h"
 #include "python/ivalue_conversion.h"
+#include "python/overload_resolution.h"
 #include "python/py_operator.h"
 
 namespace opy {
@@ -51,15 +52,6 @@ py::object bind_and_run(PyOperator& op, PyObject* args, PyObject* kwargs, const 
   return op.run(*parser, stack, given, ks);
 }
 
-std::string describe_arguments(PyObject* args, PyObject* kwargs) {
-  std::string out;
-  for (py::handle a : py::reinterpret_borrow<py::tuple>(args)) out += (out.empty() ? "" : ", ") + python_type_name(a);
-  if (kwargs)
-    for (auto item : py::reinterpret_borrow<py::dict>(kwargs))
-      out += (out.empty() ? "" : ", ") + py::str(item.first).cast<std::string>() + "=" + python_type_name(item.second);
-  return out;
-}
-
 std::string overload_label(const std::string& overload) { return overload.empty() ? "default" : overload; }
 
 // All overloads of "ns::name", callable without naming one.
@@ -84,18 +76,16 @@ class PyOpPacket {
     // A local reference: other threads may refresh the list while this call runs its kernel.
     std::shared_ptr<const std::vector<op::OperatorHandle>> overloads = current_overloads();
     if (overloads->empty()) op::Dispatcher::singleton().find_op_or_throw(qualified_);  // throws the usual message
-    std::string candidates;
-    op::Stack stack;
-    std::vector<PyObject*> given;
+    OverloadAttempts attempts;
+    std::vector<std::string> schemas, errors;
     for (const op::OperatorHandle& h : *overloads) {
       PyOperator& overload = cached(h);
       std::shared_ptr<const ArgumentParser> parser = overload.parser();
-      std::string error;
-      if (parser->parse(args, kwargs, stack, given, error)) return overload.run(*parser, stack, given, nullptr);
-      candidates += "\n  " + parser->schema().str() + "  -- " + error;
+      if (attempts.binds(*parser, args, kwargs)) return attempts.run(overload, *parser);
+      schemas.push_back(parser->schema().str());
+      errors.push_back(attempts.error());
     }
-    throw py::type_error(qualified_ + "(): no overload accepts the arguments (" + describe_arguments(args, kwargs) +
-                         "); candidates:" + candidates);
+    throw py::type_error(no_overload_message(qualified_, describe_arguments(args, kwargs), schemas, errors));
   }
 
  private:

@@ -21,6 +21,7 @@
 #include "python/bindings.h"
 #include "python/call_slot.h"
 #include "python/ivalue_conversion.h"
+#include "python/overload_resolution.h"
 #include "python/py_operator.h"
 #include "python/tensor_object.h"
 
@@ -167,17 +168,15 @@ class OverloadSet {
 
   // The result of the first overload that binds, or a null object when none does.
   py::object try_all(PyObject* args, PyObject* kwargs) {
-    op::Stack stack;
-    std::vector<PyObject*> given;
-    std::string error;
+    OverloadAttempts attempts;
     for (Candidate& c : candidates_) {
       PyOperator& overload = resolved(c);
       std::shared_ptr<const ArgumentParser> parser = analysed_parser(c);
       py::tuple call_args = arguments_for(c, args);
       if (ruled_out(c, call_args.ptr(), kwargs)) continue;
-      if (!parser->parse(call_args.ptr(), kwargs, stack, given, error)) continue;
+      if (!attempts.binds(*parser, call_args.ptr(), kwargs)) continue;
       try {
-        return overload.run(*parser, stack, given, nullptr);
+        return attempts.run(overload, *parser);
       } catch (const op::Error& e) {
         throw op::Error(with_operator_name(c.name, e.what()));
       }
@@ -204,28 +203,18 @@ class OverloadSet {
   }
 
   std::string mismatch_message(PyObject* args, PyObject* kwargs) {
-    op::Stack stack;
-    std::vector<PyObject*> given;
-    std::vector<std::string> errors;
+    OverloadAttempts attempts;
+    std::vector<std::string> schemas, errors;
     for (Candidate& c : candidates_) {
-      std::string error;
       py::tuple call_args = arguments_for(c, args);
-      resolved(c).parser()->parse(call_args.ptr(), kwargs, stack, given, error);
-      errors.push_back(error.empty() ? "accepts them" : error);
+      std::shared_ptr<const ArgumentParser> parser = resolved(c).parser();
+      attempts.binds(*parser, call_args.ptr(), kwargs);
+      schemas.push_back(parser->schema().str());
+      errors.push_back(attempts.error().empty() ? "accepts them" : attempts.error());
     }
     if (candidates_.size() == 1) return options_.display + "(): " + errors[0];
-    std::string described;
-    auto tuple = py::reinterpret_borrow<py::tuple>(args);
-    for (size_t i = options_.is_method ? 1 : 0; i < tuple.size(); ++i)
-      described += (described.empty() ? "" : ", ") + python_type_name(tuple[i]);
-    if (kwargs)
-      for (auto item : py::reinterpret_borrow<py::dict>(kwargs))
-        described += (described.empty() ? "" : ", ") + py::str(item.first).cast<std::string>() + "=" +
-                     python_type_name(item.second);
-    std::string out = options_.display + "(): no overload accepts the arguments (" + described + "); candidates:";
-    for (size_t i = 0; i < candidates_.size(); ++i)
-      out += "\n  " + resolved(candidates_[i]).parser()->schema().str() + "  -- " + errors[i];
-    return out;
+    return no_overload_message(options_.display, describe_arguments(args, kwargs, options_.is_method ? 1 : 0),
+                               schemas, errors);
   }
 
   Options options_;

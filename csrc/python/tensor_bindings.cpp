@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/host_ops.h"
 #include "core/tensor.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 #include "python/bindings.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"

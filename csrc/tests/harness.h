@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/dispatch_key_set.h"
 #include "core/error.h"
 #include "core/scalar_type.h"
-#include "dispatch/dispatch_key_set.h"
 
 namespace optest {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/host_ops.h"
+#include "functionalization/functionalization.h"
 #include "harness.h"
-#include "native/functionalization.h"
 #include "ops/add_ops.h"
 #include "ops/mul_ops.h"
 #include "ops/select_ops.h"

@@ -35,7 +35,7 @@ TEST(static_registration_happened) {
   TensorBase t = TensorBase::zeros({1});
   CHECK(op.call(t).is_alias_of(t));
   auto table = Dispatcher::singleton().dump_table("regtest::static_op");
-  // The singleton also has functionalization's fallback (native/functionalization.cpp).
+  // The singleton also has functionalization's fallback (functionalization/functionalization.cpp).
   CHECK_EQ(table, (std::vector<std::pair<std::string, std::string>>{
                       {"CPU", "static_cpu"}, {"Functionalize", "functionalize fallback"}, {"Meta", "static_meta"}}));
 }

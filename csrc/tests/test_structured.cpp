@@ -11,6 +11,7 @@
 #include "core/tensor_iterator.h"
 #include "dispatch/backend_select.h"
 #include "dispatch/local_dispatch_key_set.h"
+#include "native/sibling_variants.h"
 #include "tests/harness.h"
 
 using namespace op;

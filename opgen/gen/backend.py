@@ -164,8 +164,8 @@ class BackendGroupCodegen:
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         # The group's handles header brings the operator library's types the wrappers use.
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
-        if any(w.kind.writes_outputs for w in wrappers):
-            includes.add("core/structured_out.h")
+        if any(w.kind.derives_from_sibling for w in wrappers):
+            includes.add("native/sibling_variants.h")
         if self.ir and key == self.backend.backend_key:
             includes.update((self.ir.header, RUNTIME_HEADER))
         return registration_source(self.relations, key.value, wrappers, includes)

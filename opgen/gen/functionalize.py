@@ -1,12 +1,13 @@
 """The kernels one operator group registers at the Functionalize key (ops/<g>_Functionalize.cpp).
 
-Which functions get one, and what it does (the runtime is csrc/native/functionalization.h):
+Which functions get one, and what it does (the runtime is
+csrc/functionalization/functionalization.h):
 - ``functionalize_view``: an aliasing view (``Tensor(a) self -> Tensor(a)``) without a
   CompositeImplicitAutograd kernel: the synced input's ``<view>_copy`` below the key, returned
   as a wrapper over the input's storage with a view step (forward: the ``_copy`` call again;
   its sizes and strides are the eager view's, from the view itself on meta tensors;
-  reverse: the hand-written inverse ``functionalization::inverse::<view>``, csrc/native/
-  functional_inverses.cpp);
+  reverse: the hand-written inverse ``functionalization::inverse::<view>``,
+  csrc/functionalization/functional_inverses.cpp);
 - ``functionalize_mutation``: in-place, out= and mutable functions with a functional sibling:
   the functional variant below the key on synced inputs, then each written argument's new value
   committed to its storage, so every alias sees it;
@@ -32,15 +33,19 @@ from ..model.dispatch_keys import DispatchKey
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from .families import GroupRelations
-from .kernels import Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
+from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
 from .render import cpp_string
 
 KEY = DispatchKey.Functionalize
 # Operators that get no generated Functionalize kernel because the runtime treats them by hand:
-# lift and lift_fresh make functional tensors (csrc/native/functionalization.cpp); resize_ and
-# _propagate_xla_data are left to the boxed fallback (which rejects resize_ by name), as PyTorch
-# writes their functionalization by hand too.
+# lift and lift_fresh make functional tensors (csrc/functionalization/functionalization.cpp);
+# resize_ and _propagate_xla_data are left to the boxed fallback (which rejects resize_ by name),
+# as PyTorch writes their functionalization by hand too.
 HAND_WRITTEN = frozenset({"lift", "lift_fresh", "resize_", "_propagate_xla_data"})
+# Where the view kernels' inverses are defined by hand; each file declares those it calls.
+INVERSE_NAMESPACE = "op::functionalization::inverse"
+INVERSE_COMMENT = ("Inverses of the views below: write a view's new value back into its base (hand-written,",
+                   "csrc/functionalization/functional_inverses.cpp).")
 _MUTATING = (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
 
 
@@ -144,7 +149,8 @@ def _view(rel: GroupRelations, f: NativeFunction) -> Wrapper:
                   f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);"]
     inverse = [f"TensorBase {name.unambiguous_name()}(const TensorBase& base, const TensorBase& mutated_view"
                + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(view) if b.name != self_name) + ");"]
-    return replace(wrapper(WrapperKind.FUNCTIONALIZE_VIEW, KEY, f), body=tuple(lines), declarations=tuple(inverse),
+    return replace(wrapper(WrapperKind.FUNCTIONALIZE_VIEW, KEY, f), body=tuple(lines),
+                   hand_written=HandWritten(INVERSE_NAMESPACE, INVERSE_COMMENT, tuple(inverse)),
                    other_groups=(f"{name.name.base}_copy",))
 
 

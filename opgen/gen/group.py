@@ -159,10 +159,12 @@ class GroupCodegen:
         includes = {layout.handles_header(g)}
         if any(w.kind.calls_kernel for w in wrappers):
             includes.add(layout.native_header(g))
-        if any(w.kind.writes_outputs for w in wrappers):
+        if any(w.kind.is_structured for w in wrappers):
             includes.add("core/structured_out.h")
+        if any(w.kind.derives_from_sibling for w in wrappers):
+            includes.add("native/sibling_variants.h")
         if any(w.kind.functionalizes for w in wrappers):
-            includes.add("native/functionalization.h")
+            includes.add("functionalization/functionalization.h")
         if any(w.kind.selects_backend for w in wrappers):
             includes.add("dispatch/backend_select.h")
         return registration_source(self.relations, key.value, wrappers, includes)

@@ -80,19 +80,28 @@ class WrapperKind(Enum):
         return self in (WrapperKind.DIRECT, WrapperKind.STRUCTURED)
 
     @property
-    def writes_outputs(self) -> bool:
-        """Creates, resizes or copies into outputs (core/structured_out.h)."""
-        return self in (WrapperKind.STRUCTURED, WrapperKind.GENERATED)
+    def derives_from_sibling(self) -> bool:
+        """Runs a sibling variant and copies its result (native/sibling_variants.h)."""
+        return self is WrapperKind.GENERATED
 
     @property
     def functionalizes(self) -> bool:
-        """A Functionalize kernel (native/functionalization.h)."""
+        """A Functionalize kernel (functionalization/functionalization.h)."""
         return self in (WrapperKind.FUNCTIONALIZE_VIEW, WrapperKind.FUNCTIONALIZE_MUTATION,
                         WrapperKind.FUNCTIONALIZE_ERROR)
 
     @property
     def selects_backend(self) -> bool:
         return self is WrapperKind.BACKEND_SELECT
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """Functions a wrapper's body calls that are defined by hand elsewhere, declared in the file
+    that calls them: in ``namespace``, under a comment of ``comment``'s lines."""
+    namespace: str             # "op::functionalization::inverse"
+    comment: tuple[str, ...]
+    declarations: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,7 @@ class Wrapper:
     args: str = ""              # direct: its arguments
     structured: Optional[StructuredCall] = None
     other_groups: tuple[str, ...] = ()  # groups whose operator handles the body calls
-    declarations: tuple[str, ...] = ()  # functions the body calls that are defined by hand
+    hand_written: Optional[HandWritten] = None  # functions the body calls that are defined by hand
 
 
 def kernel_namespace(meta: BackendMetadata) -> str:
@@ -344,8 +353,19 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
     by_ns: dict[str, list[Wrapper]] = {}
     for w in wrappers:
         by_ns.setdefault(functions[w.operator].namespace, []).append(w)
-    declarations = list(dict.fromkeys(d for w in wrappers for d in w.declarations))  # ordered, each once
-    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key, declarations=declarations,
+    return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,
+                  hand_written=_hand_written_blocks(wrappers),
                   system_includes=["array"] if any(w.kind.is_structured for w in wrappers) else [],
                   includes=sorted(includes), wrappers=wrappers,
                   namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
+
+
+def _hand_written_blocks(wrappers: list[Wrapper]) -> list[dict]:
+    """One block per namespace and comment, in the wrappers' order, each declaration once."""
+    blocks: dict[tuple[str, tuple[str, ...]], dict[str, None]] = {}
+    for w in wrappers:
+        if w.hand_written is not None:
+            declared = blocks.setdefault((w.hand_written.namespace, w.hand_written.comment), {})
+            declared.update(dict.fromkeys(w.hand_written.declarations))
+    return [{"namespace": namespace, "comment": list(comment), "declarations": list(declared)}
+            for (namespace, comment), declared in blocks.items()]

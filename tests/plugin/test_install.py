@@ -57,7 +57,8 @@ def test_opdispatch_says_where_its_headers_and_library_are(plugin_venv, tmp_path
     assert library_dir == os.path.join(plugin_venv.root, "lib")
     assert package.startswith(_site_packages(plugin_venv))
     assert os.path.isfile(os.path.join(library_dir, "libopdispatch.so"))
-    for header in ("core/tensor.h", "dispatch/registration.h", "ops/mul.h", "ops/mul_ops.h", "ops/mul_native.h",
+    for header in ("core/tensor.h", "core/dispatch_key_set.h", "dispatch/registration.h",
+                   "functionalization/functionalization.h", "ops/mul.h", "ops/mul_ops.h", "ops/mul_native.h",
                    "Functions.h"):
         assert os.path.isfile(os.path.join(include, header)), header
     # The SDK is method-free: op::Tensor's per-operator method headers stay out.

@@ -15,7 +15,7 @@
 #include "backends/lazy/lazy_tensor.h"
 #include "backends/lazy/non_native.h"
 #include "core/error.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 #include "native/memory_layout.h"
 #include "ops/_to_copy_ops.h"
 #include "ops/copy_ops.h"

@@ -7,7 +7,7 @@
 #include "backends/lazy/graph.h"
 #include "core/error.h"
 #include "dispatch/local_dispatch_key_set.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 
 namespace op::lazy {
 

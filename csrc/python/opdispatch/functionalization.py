@@ -11,7 +11,7 @@ sees only functional, non-aliasing operators.
     calls   # ['aten::view_copy.default', 'aten::add.Tensor', 'aten::view_copy.default', 'aten::mul.Tensor']
 
 A functional tensor wraps a plain one; its aliases share one functional storage and see each
-other's mutations (csrc/native/functionalization.h). is_functional / to_functional /
+other's mutations (csrc/functionalization/functionalization.h). is_functional / to_functional /
 from_functional convert by hand.
 """
 from __future__ import annotations

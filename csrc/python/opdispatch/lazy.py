@@ -19,10 +19,10 @@ In a build without the backend, is_built() is False and the other functions rais
 importing this module still works.
 """
 from opdispatch import _C, creation
+from opdispatch.loading import BackendExtension
 
-from opdispatch.loading import optional_extension
-
-_lazy = optional_extension("_lazy")  # None when not built
+_backend = BackendExtension("lazy")
+is_built, device, reset_metrics = _backend.is_built, _backend.device, _backend.reset_metrics
 
 
 def _read_through_cpu(tensor_type: type) -> None:
@@ -40,26 +40,9 @@ def _read_through_cpu(tensor_type: type) -> None:
         setattr(tensor_type, name, on_cpu)
 
 
-if _lazy is not None:
+if is_built():
     creation.use_device_kernels("lazy")  # opdispatch.tensor(..., device="lazy") and printing go through _to_copy
     _read_through_cpu(_C.Tensor)
-
-_NOT_BUILT = "the lazy backend is not built into this opdispatch; build it with scons --backend=lazy"
-
-
-def is_built() -> bool:
-    return _lazy is not None
-
-
-def device() -> str:
-    """The backend's device name, "lazy"."""
-    return "lazy"
-
-
-def _backend():
-    if _lazy is None:
-        raise RuntimeError(_NOT_BUILT)
-    return _lazy
 
 
 def _tensors(name: str, tensors) -> list:
@@ -72,19 +55,19 @@ def _tensors(name: str, tensors) -> list:
 def mark_step() -> None:
     """The step boundary: runs the pending IR of every live lazy tensor as one graph (compiled on
     the first step of its structure, found in the graph cache after) and gives them its results."""
-    _backend().mark_step()
+    _backend.require().mark_step()
 
 
 def sync(*tensors) -> None:
     """Runs what the given lazy tensors need, and nothing else."""
-    _backend().sync(_tensors("sync", tensors))
+    _backend.require().sync(_tensors("sync", tensors))
 
 
 def ir_text(*tensors) -> str:
     """The pending graph of `tensors` (of every live lazy tensor when none are given), one node a
     line: `%2 = aten::add.Tensor(%0, %1), alpha=1 -> float32[2, 3]`; inputs are
     `lazy::device_data()`, and the last line names the roots."""
-    return _backend().ir_text(_tensors("ir_text", tensors))
+    return _backend.require().ir_text(_tensors("ir_text", tensors))
 
 
 def metrics() -> dict:
@@ -94,8 +77,5 @@ def metrics() -> dict:
     fallbacks ({operator: calls} run on the CPU by the fallback), last_plan ({'nodes', 'buffers'}
     of the last graph run: buffers are the slots its values needed at most) and
     graph_cache_size (plans cached; kept across resets)."""
-    return _backend().metrics()
+    return _backend.require().metrics()
 
-
-def reset_metrics() -> None:
-    _backend().reset_metrics()

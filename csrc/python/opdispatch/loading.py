@@ -82,3 +82,32 @@ def optional_extension(name: str):
     if importlib.util.find_spec(qualified) is None:
         return None
     return importlib.import_module(qualified)
+
+
+class BackendExtension:
+    """What opdispatch.<name> (a backend's Python module: xla.py, lazy.py) has in common: its
+    extension ``opdispatch._<name>`` when this build has it, is_built(), device() and
+    reset_metrics(); everything else raises RuntimeError, saying how to build it, without it."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.module = optional_extension(f"_{name}")  # None when not built
+
+    def is_built(self) -> bool:
+        """Whether this opdispatch has the backend (scons --backend=NAME)."""
+        return self.module is not None
+
+    def device(self) -> str:
+        """The backend's device name."""
+        return self.name
+
+    def require(self):
+        """The extension module; RuntimeError when this build does not have it."""
+        if self.module is None:
+            raise RuntimeError(f"the {self.name} backend is not built into this opdispatch; "
+                               f"build it with scons --backend={self.name}")
+        return self.module
+
+    def reset_metrics(self) -> None:
+        """Sets the backend's counters to zero."""
+        self.require().reset_metrics()

@@ -13,26 +13,10 @@ backend's kernels, and operators it has no kernel for run on the CPU through its
 In a build without the backend, is_built() is False and metrics() / reset_metrics() raise
 RuntimeError; importing this module still works.
 """
-from opdispatch.loading import optional_extension
+from opdispatch.loading import BackendExtension
 
-_xla = optional_extension("_xla")  # None when not built
-
-_NOT_BUILT = "the xla backend is not built into this opdispatch; build it with scons --backend=xla"
-
-
-def is_built() -> bool:
-    return _xla is not None
-
-
-def device() -> str:
-    """The backend's device name, "xla"."""
-    return "xla"
-
-
-def _backend():
-    if _xla is None:
-        raise RuntimeError(_NOT_BUILT)
-    return _xla
+_backend = BackendExtension("xla")
+is_built, device, reset_metrics = _backend.is_built, _backend.device, _backend.reset_metrics
 
 
 def metrics() -> dict:
@@ -40,8 +24,5 @@ def metrics() -> dict:
     backend's own kernels; generated out= and in-place variants count as their functional
     kernel), 'fallbacks' (operators run on the CPU by the fallback), 'autograd' (AutogradXLA
     kernels), and 'trace': (kind, operator) pairs in call order (the latest 4096)."""
-    return _backend().metrics()
+    return _backend.require().metrics()
 
-
-def reset_metrics() -> None:
-    _backend().reset_metrics()

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 #include "ops/as_strided_scatter_ops.h"
 #include "ops/clone_ops.h"
 #include "ops/permute_copy_ops.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/dispatch_key.h"
+#include "core/dispatch_key.h"
 
 namespace op {
 
@@ -18,9 +18,6 @@ class DispatchKeySet {
   // Alias keys are not runtime keys; use runtime_keys_of(alias) to expand them.
   explicit DispatchKeySet(DispatchKey k) : bits_(bit(k)) {}
   static constexpr DispatchKeySet from_raw(uint64_t bits) { return DispatchKeySet(bits, 0); }
-  static constexpr DispatchKeySet all_runtime() {
-    return from_raw(((uint64_t{1} << (kLastRuntimeKey + 1)) - 1) & ~uint64_t{1});
-  }
 
   constexpr uint64_t raw() const { return bits_; }
   constexpr bool empty() const { return bits_ == 0; }

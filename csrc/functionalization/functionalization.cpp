@@ -1,4 +1,4 @@
-#include "native/functionalization.h"
+#include "functionalization/functionalization.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,7 +1,7 @@
-#include "dispatch/dispatch_key.h"
+#include "core/dispatch_key.h"
 
+#include "core/dispatch_key_set.h"
 #include "core/error.h"
-#include "dispatch/dispatch_key_set.h"
 
 namespace op {
 
