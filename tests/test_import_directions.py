@@ -1,5 +1,7 @@
 """opgen's packages import in one direction: model -> api -> gen, with cache/ (content addressing)
-beside the generators and below them; every module imports on its own.
+beside the generators and below them, and scons/ (the SCons plugin) above everything; every
+module imports on its own. Only scons/ imports SCons, and its generic toolset (scons/toolset)
+imports nothing of opgen but itself: it knows nothing of operators.
 
 Each module is imported in a fresh interpreter (so one module's import never hides another's
 missing one) and the opgen modules it loaded are checked against ALLOWED; the import statements
@@ -23,7 +25,9 @@ ALLOWED = {
     "cache": {"model"},                     # never the generators: keys are computed from the model
     "gen": {"model", "api", "cache"},
     "": {"model", "api", "cache", "gen"},   # cli.py, cache_cli.py, link_check.py, __main__.py
+    "scons": {"model", "api", "cache", "gen", ""},  # the SCons plugin: a front end, like the CLI
 }
+TOOLSET = "opgen.scons.toolset"
 
 
 def _modules() -> dict[str, str]:
@@ -48,6 +52,8 @@ def _packages() -> set[str]:
 
 
 def _allowed(importer: str, imported: str) -> bool:
+    if importer == TOOLSET or importer.startswith(TOOLSET + "."):
+        return imported in ("opgen", "opgen.scons") or imported == TOOLSET or imported.startswith(TOOLSET + ".")
     if imported in BASE or imported == "opgen.__main__":
         return True
     room, target = _room(importer), _room(imported)
@@ -92,3 +98,16 @@ def test_imports_inside_functions_point_downward_too(module):
             continue
         wrong += [t for t in targets if (t == "opgen" or t.startswith("opgen.")) and not _allowed(module, t)]
     assert not wrong, f"{module} imports {sorted(set(wrong))}"
+
+
+def _imports_scons(path: str) -> bool:
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and not node.level]
+    return any(name == "SCons" or name.startswith("SCons.") for name in names)
+
+
+def test_only_the_plugin_imports_scons():
+    offenders = [m for m in MODULES if _room(m) != "scons" and _imports_scons(FILES[m])]
+    assert not offenders, f"outside opgen.scons, these import SCons: {offenders}"

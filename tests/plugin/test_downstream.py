@@ -14,7 +14,7 @@ from helpers import ccache_hits, ccache_log_stats, copy_built
 
 LIBRARY = os.path.join("build", "libmyops.so")
 # A compile's object: "... -o build/myops/obj/ops/scale_unit.os -c ..." (scons --verbose) or its
-# step line "[ 2/5] CXX build/myops/obj/ops/scale_unit.os" (site_tools/build_output.py)
+# step line "[ 2/5] CXX build/myops/obj/ops/scale_unit.os" (opgen/scons/toolset/build_output.py)
 OBJECT = re.compile(r" -o (\S+\.os) -c ")
 STEP_OBJECT = re.compile(r"^\[\s*\d+/\d+\] CXX (\S+\.os)$", re.MULTILINE)
 

@@ -30,14 +30,13 @@ def test_opgen_runs_from_the_venv_with_a_version(plugin_venv, tmp_path):
     package_file, toolpath = where.stdout.split()
     package = os.path.join(_site_packages(plugin_venv), "opgen")
     assert package_file == os.path.join(package, "__init__.py")
-    assert toolpath == os.path.join(package, "site_tools")
+    assert toolpath == os.path.join(package, "scons", "toolset")
 
 
 def test_the_wheel_holds_every_opgen_module_template_and_tool(plugin_venv):
     installed = os.path.join(_site_packages(plugin_venv), "opgen")
-    expected = _python_files(os.path.join(REPO_ROOT, "opgen"))
-    tools = _python_files(os.path.join(REPO_ROOT, "site_scons", "site_tools"))
-    assert _python_files(installed) == sorted(expected + [os.path.join("site_tools", t) for t in tools])
+    assert _python_files(installed) == _python_files(os.path.join(REPO_ROOT, "opgen"))
+    assert os.path.isfile(os.path.join(installed, "scons", "toolset", "ccache.py"))
 
 
 def test_scons_install_copies_only(plugin_venv):
@@ -86,7 +85,7 @@ def test_an_editable_install_uses_the_checkouts_tools(tmp_path):
                            cwd=tmp_path, env=env, capture_output=True, text=True)
     assert where.returncode == 0, where.stderr
     assert where.stdout.split() == [os.path.join(REPO_ROOT, "opgen", "__init__.py"),
-                                    os.path.join(REPO_ROOT, "site_scons", "site_tools")]
+                                    os.path.join(REPO_ROOT, "opgen", "scons", "toolset")]
 
 
 def test_the_installed_headers_compile_together_on_their_own(plugin_venv, tmp_path):

@@ -170,7 +170,8 @@ def test_an_exported_remote_is_used_and_announced(spare_checkout):
 
 # A tiny project with the project's ccache tool: enough to exercise one backend end to end.
 TINY_SCONSTRUCT = """\
-import os
+import os, sys
+sys.path.insert(0, {root!r})  # the toolset's tools import opgen.scons.toolset
 env = Environment(tools=["default", "ccache"], toolpath=[{tools!r}], ENV={{"PATH": os.environ["PATH"]}},
                   CCACHE_MODE="on", CCACHE_REMOTE=ARGUMENTS.get("remote", ""), CCFLAGS=["-O1"])
 env.Program("build/hello", ["src/main.cpp", "src/util.c"])
@@ -181,8 +182,8 @@ TINY_SOURCES = {"src/util.c": "int util(void) { return 0; }\n",
 
 def tiny_build(root, ccache_dir, remote):
     root.mkdir(parents=True)
-    tools = os.path.join(REPO_ROOT, "site_scons", "site_tools")
-    (root / "SConstruct").write_text(TINY_SCONSTRUCT.format(tools=tools))
+    tools = os.path.join(REPO_ROOT, "opgen", "scons", "toolset")
+    (root / "SConstruct").write_text(TINY_SCONSTRUCT.format(tools=tools, root=REPO_ROOT))
     for name, text in TINY_SOURCES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)

@@ -8,7 +8,7 @@ from helpers import PROJECT_BUILD, REPO_ROOT, run_scons
 
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
-# A compile's step line (site_tools/build_output.py): "[ 3/9] CXX build/obj/x.os"
+# A compile's step line (opgen/scons/toolset/build_output.py): "[ 3/9] CXX build/obj/x.os"
 STEP_COMPILE = re.compile(r"^\[\s*\d+/\d+\] (?:CXX|CC|NVCC) (\S+\.os?)$", re.MULTILINE)
 
 

@@ -1,4 +1,4 @@
-"""What a person sees of a build (site_tools/build_output.py): one short numbered line per step,
+"""What a person sees of a build (opgen/scons/toolset/build_output.py): one short numbered line per step,
 counted against the steps the build runs; the commands with --verbose; nothing from opgen with
 -s; opgen's notices quieted by -Q; `scons -h` listing each option once and building nothing; on
 a terminal, the groups' GEN steps as one line updated in place.
@@ -9,11 +9,10 @@ import collections
 import io
 import os
 import re
-import sys
 
 import pytest
 
-from helpers import REPO_ROOT, copy_built, run_scons, run_scons_loud
+from helpers import copy_built, run_scons, run_scons_loud
 from scons_helpers import LIBRARY, ok, rewrite_in_a_later_second, scons
 
 STEP = re.compile(r"^\[\s*(\d+)/(\d+)\] (\S+) (.*)$")
@@ -112,11 +111,7 @@ class _Terminal(io.StringIO):
 
 
 def _printer(stream, total, planned):
-    sys.path.insert(0, os.path.join(REPO_ROOT, "site_scons", "site_tools"))
-    try:
-        from build_output import Steps
-    finally:
-        sys.path.pop(0)
+    from opgen.scons.toolset.build_output import Steps
     printer = Steps(stream)
     printer.total, printer.planned_kinds = total, planned
     return printer

@@ -1,4 +1,4 @@
-"""The ccache and compiler_version site tools, through real SCons builds of a tiny C/C++ project."""
+"""The ccache and compiler_version tools of the generic toolset (opgen/scons/toolset), through real SCons builds of a tiny C/C++ project."""
 import os
 import shutil
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 
 from helpers import REPO_ROOT, ccache_hits, ccache_stats, run_scons, zero_ccache_stats
 
-SITE_TOOLS = os.path.join(REPO_ROOT, "site_scons", "site_tools")
+TOOLSET = os.path.join(REPO_ROOT, "opgen", "scons", "toolset")
 OBJECTS = ("build/main.o", "build/util.o")
 
 needs_ccache = pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache is not installed")
@@ -17,10 +17,11 @@ needs_ccache = pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache
 # The include directory is passed as an absolute path on purpose: relative paths hit in any
 # checkout anyway, absolute ones only through CCACHE_BASEDIR.
 SCONSTRUCT = f"""\
-import os
+import os, sys
+sys.path.insert(0, {REPO_ROOT!r})  # the toolset's tools import opgen.scons.toolset
 env = Environment(
     tools=["default", "ccache", "compiler_version"],
-    toolpath=[{SITE_TOOLS!r}],
+    toolpath=[{TOOLSET!r}],
     ENV={{"PATH": os.environ["PATH"]}},
     CCACHE_MODE=ARGUMENTS.get("ccache", "auto"),
     CXX=ARGUMENTS.get("cxx", "g++"),

@@ -1,4 +1,4 @@
-"""The CUDA build (scons --cuda=auto|on|off, site_scons/site_tools/nvcc.py).
+"""The CUDA build (scons --cuda=auto|on|off, opgen/scons/toolset/nvcc.py).
 
 Cheap checks run in a temp copy of the build inputs with --codegen-only or -n (nothing is
 compiled): which translation units each mode generates, the nvcc command line, and the exit

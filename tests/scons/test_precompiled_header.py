@@ -1,4 +1,4 @@
-"""The precompiled_header site tool, through real SCons builds of a tiny C++ project: the .gch is
+"""The precompiled_header tool (opgen/scons/toolset), through real SCons builds of a tiny C++ project: the .gch is
 built from the environment's flags, used by every object (GCC would say otherwise through
 -Winvalid-pch), rebuilt with what it includes, unused wherever ccache or distcc compiles, and
 switching it on or off rebuilds nothing."""
@@ -9,13 +9,14 @@ import pytest
 
 from helpers import REPO_ROOT, run_scons
 
-SITE_TOOLS = os.path.join(REPO_ROOT, "site_scons", "site_tools")
+TOOLSET = os.path.join(REPO_ROOT, "opgen", "scons", "toolset")
 
 SCONSTRUCT = f"""\
-import os
+import os, sys
+sys.path.insert(0, {REPO_ROOT!r})  # the toolset's tools import opgen.scons.toolset
 env = Environment(
     tools=["default", "ccache", "precompiled_header"],
-    toolpath=[{SITE_TOOLS!r}],
+    toolpath=[{TOOLSET!r}],
     ENV={{"PATH": os.environ["PATH"]}},
     CCACHE_MODE=ARGUMENTS.get("ccache", "off"),
     PCH_MODE=ARGUMENTS.get("pch", "auto"),

@@ -1,54 +1,31 @@
-"""SCons tool: external backends (``scons --backend=NAME``).
+"""opgen's SCons builders for external backends.
 
-``env.OpgenBackend(model, name)`` reads yaml/<name>_native_functions.yaml against the model
-(stopping the build with exit status 2 on a bad file or an unknown name) and returns the
-opgen BackendYaml; ``env.OpgenBackendYaml(model, path)`` does the same for any backend yaml
-(a downstream build's).  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
+``env.OpgenBackendYaml(model, path)`` reads a backend yaml against the model (stopping the
+build with exit status 2 and FILE:LINE diagnostics on a bad file) and returns the opgen
+BackendYaml.  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
 OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anything is linked
-when a kernel the generated registrations call is not defined by the backend's objects.  No
-opgen logic lives here.
+when a kernel the generated registrations call is not defined by the backend's objects.
 """
 import os
 import sys
-
-from build_output import shown  # site_tools is on sys.path while tools load
-from opgen_model import stop
 
 from opgen.errors import OpgenError
 from opgen.gen.layout import backend_key_source_group
 from opgen.link_check import NmError, missing_kernels
 from opgen.model.backend_yaml import parse_backend_yaml
+from opgen.scons.model import display_path
+from opgen.scons.stop import stop
+from opgen.scons.toolset.messages import shown
 from opgen.writer import write_if_changed
-
-BACKEND_YAML = "yaml/{name}_native_functions.yaml"
-BACKEND_SOURCES = "csrc/backends/{name}"
-
-
-def available_backends(env) -> list[str]:
-    root = env.Dir("#csrc/backends").abspath
-    try:
-        names = sorted(os.listdir(root))
-    except FileNotFoundError:
-        return []
-    return [n for n in names if os.path.isfile(env.File("#" + BACKEND_YAML.format(name=n)).abspath)]
-
-
-def _backend(env, model, name):
-    known = available_backends(env)
-    if name not in known:
-        stop(None, f"--backend={name}: no such backend; available: {', '.join(known) or 'none'} "
-                   f"(a backend needs {BACKEND_YAML.format(name='NAME')} and {BACKEND_SOURCES.format(name='NAME')}/)")
-    return _backend_yaml(env, model, "#" + BACKEND_YAML.format(name=name))
-
 
 def _backend_yaml(env, model, path):
     """The backend yaml at ``path`` (a file or a path SCons resolves), read against ``model``."""
     node = env.File(path)
-    shown = os.path.relpath(node.srcnode().abspath, env.Dir("#").abspath)
+    name = display_path(env, path, node)
     try:
-        return parse_backend_yaml(node.srcnode().abspath, model, display_name=shown)
+        return parse_backend_yaml(node.srcnode().abspath, model, display_name=name)
     except OpgenError as exc:
-        stop(exc, f"invalid backend yaml {shown}; nothing was built")
+        stop(exc, f"invalid backend yaml {name}; nothing was built")
 
 
 def _check_definitions(target, source, env):
@@ -75,12 +52,7 @@ def _check_definitions(target, source, env):
     return 0
 
 
-def exists(env):
-    return True
-
-
-def generate(env):
-    env.AddMethod(_backend, "OpgenBackend")
+def register(env):
     env.AddMethod(_backend_yaml, "OpgenBackendYaml")
     env["BUILDERS"]["OpgenCheckDefinitions"] = env.Builder(
         action=env.Action(_check_definitions, strfunction=lambda target, source, env: shown(

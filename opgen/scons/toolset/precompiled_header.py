@@ -26,8 +26,8 @@ import SCons.Builder
 import SCons.Scanner.C
 import SCons.Tool
 
-from optional_program import MODES, mode_of
-from stop_build import fail
+from opgen.scons.toolset.messages import fail
+from opgen.scons.toolset.programs import MODES, mode_of
 
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
 # The header's own flags: the object flags of this environment, as a header, never forcing itself.

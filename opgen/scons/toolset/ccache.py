@@ -10,17 +10,11 @@ Construction variables:
 
 ``env.CcacheActive()`` (or a non-empty ``env["CCACHE"]``) tells whether compiles go through ccache.
 """
-import os
 import re
 
-from build_output import report
-from optional_program import find_program, mode_of
-from stop_build import fail
-
-COMPILE_COMMANDS = ("CCCOM", "CXXCOM", "SHCCCOM", "SHCXXCOM")
-# $( ... $) drops the wrapper from the command's signature: switching ccache on or off
-# changes how objects are produced, never which objects SCons considers up to date.
-PREFIX = "$( $CCACHE $)"
+from opgen.scons.toolset.messages import fail, report
+from opgen.scons.toolset.programs import find_program, mode_of
+from opgen.scons.toolset.wrappers import CCACHE_PREFIX as PREFIX, COMPILE_COMMANDS, pass_through
 # The remote storage backends of ccache 4.7 (manual, "Remote storage backends"). It has no
 # https (the manual suggests a local reverse proxy in front of an https server).
 REMOTE_SCHEMES = ("redis://", "redis+unix:", "http://", "file:")
@@ -50,14 +44,6 @@ def _check_remote(env, url):
     if not env["CCACHE"]:
         why = "--ccache=off" if mode_of(env, "CCACHE_MODE") == "off" else "ccache was not found on PATH"
         fail(f"--ccache-remote needs ccache, but {why}")
-
-
-def pass_through(env, prefix):
-    """Copies the user's ``prefix``* variables into the compiles' environment: compiler wrappers
-    (ccache, distcc, icecc) read their settings there, and SCons builds it from scratch."""
-    for name, value in sorted(os.environ.items()):
-        if name.startswith(prefix):
-            env["ENV"][name] = value
 
 
 def _pass_environment(env):

@@ -4,10 +4,9 @@ Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and 
 ``OpgenModelJson`` builder that writes the model's JSON dump.  No opgen logic lives here.
 """
 import os
-import sys
 
-from build_output import shown  # site_tools is on sys.path while tools load
-from stop_build import fail
+from opgen.scons.stop import stop
+from opgen.scons.toolset.messages import shown
 
 from opgen.collector import paused_for_resident_objects
 from opgen.errors import OpgenError
@@ -49,24 +48,13 @@ def _load(env, yaml, tags=None):
     return model
 
 
-def stop(error, summary: str) -> None:
-    """Ends the build with exit status 2: the input's FILE:LINE diagnostics, then one summary line."""
-    for diagnostic in getattr(error, "diagnostics", ()):
-        print(str(diagnostic), file=sys.stderr)
-    fail(f"[opgen] {summary}")
-
-
 def _write_model_json(target, source, env):
     model = env["OPGEN_MODEL"]
     write_if_changed(target[0].abspath, model_json(model))
     return 0
 
 
-def exists(env):
-    return True
-
-
-def generate(env):
+def register(env):
     env.AddMethod(_load, "OpgenModel")
     env["BUILDERS"]["OpgenModelJson"] = env.Builder(
         # A lambda, not cmdstr: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.

@@ -8,15 +8,12 @@ installing another compiler version rebuilds the objects and nothing else change
 
 Apply it after the compiler tools (e.g. ``tools=["default", "compiler_version"]``).
 """
-import functools
-import hashlib
-import os
-import subprocess
-
 import SCons.Builder
 import SCons.Tool.cc
 import SCons.Tool.cxx
 import SCons.Util
+
+from opgen.scons.toolset.programs import compiler_identity
 
 # Which construction variable names the compiler, per builder and source language.
 COMPILER_VARIABLE = {
@@ -25,44 +22,6 @@ COMPILER_VARIABLE = {
     ("SharedObject", "c"): "SHCC",
     ("SharedObject", "c++"): "SHCXX",
 }
-
-
-@functools.lru_cache(maxsize=None)
-def _identity(path, mtime_ns, size):
-    """One `--version` run per compiler binary and process.
-
-    The Value keeps a digest instead of the whole text: SCons stores a Value's text in
-    .sconsign once per object that depends on it.
-    """
-    try:
-        result = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
-        text = result.stdout + result.stderr
-    except (OSError, subprocess.SubprocessError) as exc:
-        text = f"cannot run --version: {exc}"
-    first_line = text.strip().splitlines()[0] if text.strip() else ""
-    return f"{path}: {first_line} [{hashlib.sha256(text.encode()).hexdigest()[:16]}]"
-
-
-@functools.lru_cache(maxsize=None)
-def _resolve(program, search_path):
-    """Memoized: otherwise every object would search PATH again (most of an emitter call's cost)."""
-    return SCons.Util.WhereIs(program, search_path) or program
-
-
-def compiler_identity(env, variable):
-    """The text of the Value that objects compiled with ``$<variable>`` depend on."""
-    command = env.subst(f"${variable}").split()
-    if not command:
-        return f"${variable} is empty"
-    search_path = env["ENV"].get("PATH", "")
-    if not isinstance(search_path, str):
-        search_path = os.pathsep.join(search_path)
-    path = _resolve(command[0], search_path)
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return f"{path}: not found"
-    return _identity(path, stat.st_mtime_ns, stat.st_size)
 
 
 def _emitter_for(variable):

@@ -21,12 +21,10 @@ import subprocess
 
 import SCons.Script
 
-from build_output import report
-from ccache import COMPILE_COMMANDS, PREFIX as CCACHE_PREFIX, pass_through
-from stop_build import fail
+from opgen.scons.toolset.messages import fail, report
+from opgen.scons.toolset.wrappers import CCACHE_PREFIX, COMPILE_COMMANDS, DISTCC_PREFIX as PREFIX, pass_through
 
 # Inside $( $) like ccache: switching distcc on or off never changes a build signature.
-PREFIX = "$( $DISTCC $)"
 # What may follow a host after a comma in distcc's syntax; any other comma starts a new host.
 HOST_OPTION = re.compile(r"^(lzo|cpp|auth(=.*)?)$")
 DISTCC_MESSAGE = re.compile(r"^distcc\[\d+\] (?:\([^)]*\) )?(?:ERROR|CRITICAL!|Warning): (.*)$")

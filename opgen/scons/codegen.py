@@ -1,4 +1,4 @@
-"""SCons tool: one node per operator group, over opgen's codegen plan (opgen/gen/plan.py).
+"""opgen's SCons codegen: one node per operator group, over opgen's codegen plan (opgen/gen/plan.py).
 
 ``env.OpgenCodegen(model, "build/gen")`` declares, for every job of the plan's in-tree section,
 a builder whose only source is ``Value("<group>:<content key>")`` and whose targets are the
@@ -8,19 +8,16 @@ change is up to date without any codegen work; the action of one whose key chang
 ``node_per_file=False`` (--codegen-only: nothing compiles) a group is one node, and only the
 groups the plan finds out of date are declared at all.
 ``env.OpgenBackendCodegen(model, backend, "build/gen")`` does the same for an external backend's
-section (build/gen/backends/<Key>/).  ``env.OpgenArchives`` packs objects into a fixed number of
-static archives by group name, so linking never expands thousands of $SOURCES and adding a
-group changes one archive.  What to generate, when, and the report all come from the plan.
+section (build/gen/backends/<Key>/).  What to generate, when, and the report all come from the plan.
 """
 import atexit
 import json
 import os
 
 import SCons.Script
-import xxhash
 
-from build_output import report, shown  # site_tools is on sys.path while tools load
-from opgen_model import stop
+from opgen.scons.stop import stop
+from opgen.scons.toolset.messages import report, shown
 
 from opgen.cache.remote import remote_from_environment
 from opgen.cache.session import CacheSession, open_codegen_cache
@@ -29,9 +26,6 @@ from opgen.fingerprint import digest
 from opgen.gen.config import CodegenConfig
 from opgen.gen.layout import compiled_sources
 from opgen.gen.plan import CodegenPlan, Section, backend_section, in_tree_section
-
-ARCHIVE_SHARDS = 16
-
 
 class CodegenResult:
     def __init__(self):
@@ -157,43 +151,9 @@ def _backend_codegen(env, model, backend, out_dir, node_per_file=True):
     return _declare(env, out, CodegenPlan(out.abspath, [backend_section(model, backend)], session), node_per_file)
 
 
-def shard_of(group: str) -> int:
-    return xxhash.xxh3_64_intdigest(group.encode()) % ARCHIVE_SHARDS
-
-
-def _archives(env, objects_by_group, archive_dir):
-    """Static archives of the groups' objects, ARCHIVE_SHARDS of them, by a hash of the group name."""
-    shards: dict[int, list] = {}
-    for group in sorted(objects_by_group):
-        shards.setdefault(shard_of(group), []).extend(objects_by_group[group])
-    return [env.StaticLibrary(f"{archive_dir}/opgen_shard{index:02d}", objects)[0]
-            for index, objects in sorted(shards.items())]
-
-
-def _whole_archive_library(env, target, objects, archives):
-    """A shared library of ``objects`` and every member of ``archives``: without --whole-archive
-    the linker drops members nothing references, and with them the operators they register."""
-    link_env = env.Clone(OPGEN_ARCHIVES=archives)
-    # Content, not content-timestamp: the timestamp shortcut copies a stored signature into a
-    # dependency rebuilt in the same run (SCons issue 2980), so a changed archive would look
-    # unchanged to the library.
-    link_env.Decider("content")
-    link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
-    link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
-    library = link_env.SharedLibrary(target, objects)
-    link_env.Depends(library, archives)
-    return library
-
-
-def exists(env):
-    return True
-
-
-def generate(env):
+def register(env):
     # On a terminal, the groups' GEN steps are one line updated in place (the build_output tool).
     env["BUILD_OUTPUT_TERMINAL_PROGRESS"] = dict(env.get("BUILD_OUTPUT_TERMINAL_PROGRESS") or {},
                                                  GEN="[opgen] generating {done}/{total} groups")
     env.AddMethod(_codegen, "OpgenCodegen")
     env.AddMethod(_backend_codegen, "OpgenBackendCodegen")
-    env.AddMethod(_archives, "OpgenArchives")
-    env.AddMethod(_whole_archive_library, "OpgenWholeArchiveLibrary")

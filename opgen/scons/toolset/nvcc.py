@@ -22,8 +22,7 @@ import SCons.Defaults
 import SCons.Scanner.C
 import SCons.Tool
 
-from compiler_version import compiler_identity
-from optional_program import find_program, mode_of
+from opgen.scons.toolset.programs import compiler_identity, find_program, mode_of
 
 SUFFIX = ".cu"
 DEFAULT_CUDA_HOME = "/usr/local/cuda"

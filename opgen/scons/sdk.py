@@ -21,11 +21,13 @@ import json
 import os
 import sysconfig
 
-from build_output import shown  # site_tools is on sys.path while tools load
-from stop_build import fail
+from opgen.scons.toolset.messages import fail, shown
 
 SDK_FILE = "sdk.json"
-Runtime = collections.namedtuple("Runtime", "include_dir library_dir yaml tags")
+# A runtime a library compiles against. library_dir None: the library being built is the runtime
+# itself (this repository's libopdispatch), so nothing is linked against it. rpath: where the
+# library finds the runtime when loaded (default: library_dir).
+Runtime = collections.namedtuple("Runtime", "include_dir library_dir yaml tags rpath", defaults=(None,))
 
 
 def prefix_layout(prefix: str) -> dict:
@@ -160,9 +162,5 @@ def find_runtime(env) -> Runtime:
     return _runtime_of_package()
 
 
-def exists(env):
-    return True
-
-
-def generate(env):
+def register(env):
     env.AddMethod(_install, "OpgenInstallRuntime")

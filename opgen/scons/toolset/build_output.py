@@ -19,10 +19,10 @@ denominator grows with it rather than be passed.
 by default; ``scons -s`` prints no step. On a terminal, the kinds listed in
 BUILD_OUTPUT_TERMINAL_PROGRESS ({kind: "text {done}/{total}"}) show as one line updated in place.
 
-Other tools' Python actions show ``shown(env, short, full)``: ``short`` ("GEN add") under this
-tool, ``full`` otherwise. Messages go through ``notice`` (what the SConscripts found: quiet with
--Q or -s) and ``report`` (what the build did or where its work goes: quiet with -s); errors and
-warnings are printed as they are. SConscripts call them as ``env.BuildNotice(text)`` and
+Other tools' Python actions show ``messages.shown(env, short, full)``: ``short`` ("GEN add")
+under this tool, ``full`` otherwise. Messages go through ``messages.notice`` (what the
+SConscripts found: quiet with -Q or -s) and ``messages.report`` (what the build did or where its
+work goes: quiet with -s); errors and warnings are printed as they are. SConscripts call them as ``env.BuildNotice(text)`` and
 ``env.BuildReport(text)``. Knows nothing of operators.
 """
 import os
@@ -36,6 +36,8 @@ import SCons.Node.FS
 import SCons.Script
 import SCons.Util
 
+from opgen.scons.toolset.messages import notice, report, verbose
+
 # Command-string variables and the kind of step each prints.
 COMMAND_STRINGS = {
     "CCCOMSTR": "CC", "SHCCCOMSTR": "CC", "CXXCOMSTR": "CXX", "SHCXXCOMSTR": "CXX",
@@ -45,43 +47,6 @@ COMMAND_STRINGS = {
     "ARCOMSTR": "AR", "RANLIBCOMSTR": "RANLIB", "INSTALLSTR": "INSTALL",
 }
 THROTTLE_S = 0.1
-
-
-def verbose() -> bool:
-    """--verbose: full command lines, as SCons prints them by default."""
-    return bool(_option("build_output_verbose"))
-
-
-def shown(env, short, full):
-    """What a Python action prints: ``short`` where this tool shortens step lines, else ``full``."""
-    return short if env.get("BUILD_OUTPUT_SHORT") else full
-
-
-def notice(text):
-    """An informational line about what the SConscripts found; quiet with -Q or -s."""
-    if not (_option("silent") or _option("no_progress")):
-        _print(text)
-
-
-def report(text):
-    """What the build did, or where its work goes; quiet with -s only (-Q still shows what was built)."""
-    if not _option("silent"):
-        _print(text)
-
-
-def _print(text):
-    steps = getattr(SCons.Script, "_build_output_steps", None)
-    if steps is not None:
-        steps.finish()  # a line updated in place ends before the message
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
-def _option(name):
-    try:
-        return SCons.Script.GetOption(name)
-    except AttributeError:  # an option not added (yet)
-        return None
 
 
 class Steps:

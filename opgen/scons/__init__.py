@@ -1,0 +1,47 @@
+"""opgen's SCons plugin: the public builders a project builds its operators with, the same ones
+this repository builds its own runtime and backends with. The only part of opgen that imports
+SCons.
+
+    import opgen.scons
+    env = Environment(tools=["default", opgen.scons.tool])
+    lib = env.OpgenOperatorLibrary("myops", yaml="myops.yaml", kernels=Glob("kernels/*.cpp"))
+
+``tool`` loads, from the generic toolset (opgen.scons.toolset, which knows nothing of
+operators): build_output (one short numbered line per step; --verbose for full commands), ccache
+(CCACHE_MODE, default auto), distcc (DISTCC_HOSTS, default none), compiler_version (objects depend
+on the compiler's version) and precompiled_header (PCH_MODE, default auto); then opgen's builders:
+
+    env.OpgenModel(yaml, tags=None) / OpgenModelJson        model.py
+    env.OpgenCodegen(model, dir) / OpgenBackendCodegen      codegen.py   (one node per operator group)
+    env.OpgenBackendYaml(model, path) / OpgenCheckDefinitions  backend.py
+    env.OpgenOperatorLibrary / OpgenBackendLibrary          library.py   (the pipeline)
+    env.OpgenPythonExtension                                python_extension.py
+    env.OpgenInstallRuntime                                 sdk.py       (the runtime as an SDK)
+
+Apply it after the compiler tools. ``codegen_tool`` registers only what generating needs (no
+compiler tools), for builds that compile nothing.
+"""
+import os
+
+# The generic toolset's directory (opgen.scons.toolset), without importing it or opgen's builders:
+# its tools import this package, which must stay light.
+TOOLPATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toolset")
+# Order matters: distcc wraps what ccache leaves; the precompiled header asks whether either compiles.
+COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precompiled_header")
+
+
+def codegen_tool(env):
+    from opgen.scons import backend, codegen, model
+
+    env.Tool("build_output", toolpath=[TOOLPATH])
+    for module in (model, codegen, backend):
+        module.register(env)
+
+
+def tool(env):
+    from opgen.scons import backend, codegen, library, model, python_extension, sdk
+
+    for name in COMPILE_TOOLS:
+        env.Tool(name, toolpath=[TOOLPATH])
+    for module in (model, codegen, backend, library, python_extension, sdk):
+        module.register(env)

@@ -1,0 +1,192 @@
+"""opgen's public builders of operator libraries: the same pipeline for this repository's own
+runtime and backends and for another project's operators.
+
+    env.OpgenOperatorLibrary("myops", yaml="myops.yaml", kernels=Glob("kernels/*.cpp"))
+        -> [build/libmyops.so]
+    env.OpgenBackendLibrary("mybackend", backend_yaml="mybackend.yaml", kernels=Glob("backend/*.cpp"))
+        -> [build/libmybackend.so]: kernels for the runtime's own operators at a backend key
+
+The pipeline: the yaml is loaded (model.py), every operator group is its own node over opgen's
+codegen plan (codegen.py, into <build_dir>/<name>/gen), each group's unit and each kernel is
+compiled with the flags of its kind (flags.py) under the one rebuild policy (rebuild.py), the
+groups' objects go into sharded archives linked whole (link.py), and a backend's registrations
+are checked against its kernels' definitions before linking (backend.py).
+
+The runtime's headers and library come from sdk.find_runtime ($OPGEN_RUNTIME or the installed
+opdispatch package). This repository builds the runtime itself with the same builders, passing
+what it has already: ``model=`` and ``codegen=`` (declared by its SConstruct, shared with the
+backends), ``gen_dir=``, ``obj_dir=``, ``target=``, ``runtime=`` (an sdk.Runtime; library_dir
+None for the runtime itself), ``objects=`` (objects compiled otherwise, e.g. by nvcc) and
+``precompiled_header=``. Load a result with ``opdispatch.load_library(path)``.
+
+Construction variables: OPGEN_GENERATED_CXXFLAGS (default -O1) and OPGEN_KERNEL_CXXFLAGS
+(default -O2) are appended to CXXFLAGS of the group units and of the kernels.
+"""
+import os
+
+from opgen.errors import Diagnostic, OpgenError
+from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
+from opgen.gen.layout import api_header
+from opgen.model.dispatch_keys import DispatchKey
+from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
+from opgen.scons.link import archives, whole_archive_library
+from opgen.scons.rebuild import judged_by_content
+from opgen.scons.sdk import find_runtime
+from opgen.scons.stop import stop
+
+# The runtime's header that a precompiled header is made of, as sources include it.
+PRECOMPILED_HEADER = "dispatch/precompiled.h"
+
+
+def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header):
+    """An environment compiling against the generated files first, then the runtime's headers,
+    with the flags of every opgen object, linking -lopdispatch unless it builds the runtime."""
+    build_env = judged_by_content(env)
+    common_flags(build_env)
+    build_env.Append(CPPPATH=[gen_dir, runtime.include_dir])
+    if runtime.library_dir is not None:
+        build_env.Append(LIBS=["opdispatch"], LIBPATH=[runtime.library_dir])
+        rpath = runtime.rpath or runtime.library_dir
+        if rpath.startswith("$ORIGIN"):
+            build_env.Append(LINKFLAGS=[f"-Wl,-rpath,'${rpath}'"])  # '$$' is SCons' '$'
+        else:
+            build_env.Append(RPATH=[rpath])
+    return {kind: _with_precompiled_header(for_kind(build_env, kind), runtime, precompiled_header,
+                                           f"{obj_dir}/pch/{kind.name.lower()}")
+            for kind in ObjectKind}
+
+
+def _with_precompiled_header(env, runtime, header, pch_dir):
+    """Objects force-include ``header`` precompiled once per kind's flags, when the
+    precompiled_header tool is loaded and active (it is not with ccache or distcc)."""
+    if header is None or not hasattr(env, "UsePrecompiledHeader"):
+        return env
+    source = header if not isinstance(header, str) or os.path.isabs(header) or header.startswith("#") \
+        else os.path.join(runtime.include_dir, header)
+    if env.UsePrecompiledHeader(source, PRECOMPILED_HEADER, pch_dir):
+        # GCC 12 does not keep a precompiled header's diagnostic pragmas, so the one array_ref.h
+        # sets around its initializer_list constructor is given here (outside signatures, as
+        # the header's own flags are).
+        env.Append(CCFLAGS=["$(", "-Wno-init-list-lifetime", "$)"])
+    return env
+
+
+def _group_objects(env, sources_by_group, obj_dir):
+    """{group: [object]}: each group's unit, compiled with the generated code's flags."""
+    return {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
+            for group, sources in sorted(sources_by_group.items())}
+
+
+def _kernel_objects(env, kernels, obj_dir):
+    """Each kernel's object: beside it when it is in a variant directory already, else at its
+    path in the project (kernels/a.cpp -> <obj_dir>/kernels/a.os)."""
+    objects = []
+    for node in _nodes(env, kernels):
+        if node is not node.srcnode():
+            objects += env.SharedObject(node)
+            continue
+        relative = node.srcnode().get_path(env.Dir("#"))
+        stem = os.path.splitext(relative if not relative.startswith("..") else node.name)[0]
+        objects += env.SharedObject(f"{obj_dir}/{stem}", node)
+    return objects
+
+
+def _nodes(env, files):
+    return env.Flatten([env.arg2nodes(files, env.File)])
+
+
+def _kernel_dir(env, kernels):
+    """Where the kernels are, for messages: their one directory relative to the project, else '.'."""
+    root = env.Dir("#").abspath
+    directories = {os.path.relpath(os.path.dirname(node.srcnode().abspath), root) for node in _nodes(env, kernels)}
+    return directories.pop() if len(directories) == 1 else "."
+
+
+def _tags_for(env, yaml, tags, runtime):
+    """tags.yaml beside the yaml when there is one, else the runtime's (its tags are known)."""
+    if tags is not None:
+        return tags
+    beside = os.path.join(os.path.dirname(env.File(yaml).srcnode().abspath), "tags.yaml")
+    return beside if os.path.isfile(beside) else runtime.tags
+
+
+def _check_names(model, runtime):
+    """A group named like one of the runtime's would shadow its headers (ops/<g>.h) and C++
+    names (op::<g>) in every kernel that includes both; stop with the yaml lines."""
+    clashes = [Diagnostic(min(f.location for f in group.functions),
+                          f"operator group '{group.name}' has the name of one of the runtime's operator groups "
+                          f"({api_header(group.name)}, op::{group.name}); rename the operator")
+               for group in model.operator_groups
+               if os.path.isfile(os.path.join(runtime.include_dir, api_header(group.name)))]
+    if clashes:
+        stop(OpgenError(clashes), "operator names clash with the runtime's; nothing was built")
+
+
+def _dispatch_keys(name, keys):
+    """``keys`` as DispatchKeys (names or DispatchKey values); DEFAULT_KEYS when None."""
+    if keys is None:
+        return DEFAULT_KEYS
+    try:
+        return tuple(DispatchKey(str(getattr(key, "value", key))) for key in keys)
+    except ValueError as exc:
+        stop(None, f"OpgenOperatorLibrary('{name}'): keys: {exc}")
+
+
+def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", *,
+                      model=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None, objects=(),
+                      precompiled_header=PRECOMPILED_HEADER):
+    runtime = runtime or find_runtime(env)
+    if model is None:
+        if yaml is None:
+            stop(None, f"OpgenOperatorLibrary('{name}'): give yaml= (or model=)")
+        model = env.OpgenModel(yaml, tags=_tags_for(env, yaml, tags, runtime))
+    if runtime.library_dir is not None:
+        _check_names(model, runtime)
+    gen_dir = gen_dir or f"{build_dir}/{name}/gen"
+    obj_dir = obj_dir or f"{build_dir}/{name}/obj"
+    if codegen is None:
+        codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=_dispatch_keys(name, keys)))
+    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
+    group_archives = archives(env, _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir),
+                              obj_dir)
+    own = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir) + list(objects)
+    return whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own, group_archives)
+
+
+def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=None, build_dir="build", *,
+                     model=None, backend=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None,
+                     precompiled_header=PRECOMPILED_HEADER):
+    """Registrations of a backend yaml's kernels (and the out=/in-place wrappers derived from
+    them) for the operators of ``yaml`` (default: the runtime's own, installed with it)."""
+    runtime = runtime or find_runtime(env)
+    if model is None:
+        if yaml is None:
+            if not runtime.yaml or not os.path.isfile(runtime.yaml):
+                stop(None, f"OpgenBackendLibrary('{name}'): the runtime has no operator yaml installed; pass yaml=")
+            yaml, tags = runtime.yaml, tags or runtime.tags
+        model = env.OpgenModel(yaml, tags=_tags_for(env, yaml, tags, runtime))
+    if backend is None:
+        if backend_yaml is None:
+            stop(None, f"OpgenBackendLibrary('{name}'): give backend_yaml= (or backend=)")
+        backend = env.OpgenBackendYaml(model, backend_yaml)
+    gen_dir = gen_dir or f"{build_dir}/{name}/gen"
+    obj_dir = obj_dir or f"{build_dir}/{name}/obj"
+    if codegen is None:
+        codegen = env.OpgenBackendCodegen(model, backend, gen_dir)
+    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
+    objects = _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir)
+    registrations = [o for group in sorted(objects) for o in objects[group]]
+    kernel_objects = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir)
+    checked = envs[ObjectKind.KERNEL].OpgenCheckDefinitions(
+        f"{obj_dir}/definitions.ok", registrations + kernel_objects, OPGEN_BACKEND=backend,
+        OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=_kernel_dir(env, kernels))
+    library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", kernel_objects,
+                                    archives(env, objects, obj_dir))
+    env.Depends(library, checked)
+    return library
+
+
+def register(env):
+    env.SetDefault(**DEFAULTS)
+    env.AddMethod(_operator_library, "OpgenOperatorLibrary")
+    env.AddMethod(_backend_library, "OpgenBackendLibrary")

@@ -1,0 +1,35 @@
+"""opgen's one link strategy: a library's operator groups go into a fixed number of static
+archives by a hash of the group name (linking never expands thousands of $SOURCES, and adding a
+group changes one archive), and the archives are linked whole into the shared library (without
+--whole-archive the linker drops members nothing references, and with them the operators they
+register).
+"""
+import xxhash
+
+from opgen.scons.rebuild import judged_by_content
+
+ARCHIVE_SHARDS = 16
+
+
+def shard_of(group: str) -> int:
+    return xxhash.xxh3_64_intdigest(group.encode()) % ARCHIVE_SHARDS
+
+
+def archives(env, objects_by_group, archive_dir):
+    """Static archives of the groups' objects, ARCHIVE_SHARDS of them, by a hash of the group name."""
+    shards: dict[int, list] = {}
+    for group in sorted(objects_by_group):
+        shards.setdefault(shard_of(group), []).extend(objects_by_group[group])
+    env = judged_by_content(env)
+    return [env.StaticLibrary(f"{archive_dir}/opgen_shard{index:02d}", objects)[0]
+            for index, objects in sorted(shards.items())]
+
+
+def whole_archive_library(env, target, objects, group_archives):
+    """A shared library of ``objects`` and every member of ``group_archives``."""
+    link_env = judged_by_content(env).Clone(OPGEN_ARCHIVES=group_archives)
+    link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
+    link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
+    library = link_env.SharedLibrary(target, objects)
+    link_env.Depends(library, group_archives)
+    return library

@@ -1,0 +1,47 @@
+"""opgen's builder of Python extensions over an operator library (pybind11).
+
+    env.OpgenPythonExtension("build/python/mypkg/_C", sources, libs=["myops"], rpaths=["$ORIGIN/../../lib"])
+
+compiles ``sources`` with Python's and pybind11's headers (as system headers: their warnings are
+not ours) and hidden visibility (pybind11's advice: only the module's init function is
+exported), and links a module named with the interpreter's extension suffix. Returns [] and says
+so once when pybind11 is not installed; ``python_extensions_available()`` tells beforehand.
+"""
+import importlib.util
+import sysconfig
+
+from opgen.scons.rebuild import judged_by_content
+from opgen.scons.toolset.messages import notice
+
+
+def python_extensions_available() -> bool:
+    return importlib.util.find_spec("pybind11") is not None
+
+
+def python_extension_env(env):
+    """A clone of ``env`` that compiles and links Python extensions; None without pybind11."""
+    try:
+        import pybind11
+    except ImportError:
+        notice("[opgen] pybind11 is not installed (pip install pybind11): no Python extension is built")
+        return None
+    ext_env = judged_by_content(env)
+    for include in (sysconfig.get_paths()["include"], pybind11.get_include()):
+        ext_env.Append(CCFLAGS=["-isystem", include])
+    ext_env.Append(CXXFLAGS=["-fvisibility=hidden"])
+    ext_env.Replace(LDMODULEPREFIX="", LDMODULESUFFIX=sysconfig.get_config_var("EXT_SUFFIX"))
+    return ext_env
+
+
+def _python_extension(env, target, sources, libs=(), libpath=(), rpaths=()):
+    ext_env = python_extension_env(env)
+    if ext_env is None:
+        return []
+    ext_env.Prepend(LIBS=list(libs))
+    ext_env.Append(LIBPATH=list(libpath),
+                   LINKFLAGS=[f"-Wl,-rpath,'{rpath.replace('$ORIGIN', '$$ORIGIN')}'" for rpath in rpaths])
+    return ext_env.LoadableModule(target, sources)
+
+
+def register(env):
+    env.AddMethod(_python_extension, "OpgenPythonExtension")

@@ -1,0 +1,15 @@
+"""A generic SCons toolset that knows nothing of operators: ccache, distcc, nvcc, a precompiled
+header, objects depending on the compiler's version, and build output a person can follow.
+
+Each tool is a module here with ``exists(env)`` and ``generate(env)``, loaded by name:
+
+    from opgen.scons.toolset import TOOLPATH
+    env = Environment(tools=["default", "ccache", "build_output"], toolpath=[TOOLPATH])
+
+The modules without those functions (messages, programs, wrappers) are what the tools share;
+no tool imports another tool's module.
+"""
+import os
+
+TOOLPATH = os.path.dirname(os.path.abspath(__file__))
+TOOLS = ("build_output", "ccache", "compiler_version", "distcc", "nvcc", "precompiled_header")
