@@ -81,6 +81,13 @@ def run_scons_loud(cwd, *args, drop=DROPPED_ENV, env: Optional[dict] = None, cca
                           env=scons_env(drop, env, ccache_dir), capture_output=True, text=True, timeout=timeout)
 
 
+def same_second_env() -> dict:
+    """Variables under which a build rewrites each generated file (a .h/.cpp under gen/) with an
+    mtime in the whole second of its previous write (tests/same_second/sitecustomize.py), as a
+    build that runs within the second of the build before does: pass as run_scons(env=...)."""
+    return {"PYTHONPATH": os.path.join(REPO_ROOT, "tests", "same_second"), "OPGEN_TEST_SAME_SECOND": "1"}
+
+
 # ----- trees -----
 
 def snapshot(root, ignore=STATE_FILES) -> Snapshot:

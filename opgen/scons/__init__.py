@@ -18,7 +18,8 @@ on the compiler's version) and precompiled_header (PCH_MODE, default auto); then
     env.OpgenPythonExtension                                python_extension.py
     env.OpgenInstallRuntime                                 sdk.py       (the runtime as an SDK)
 
-Apply it after the compiler tools. ``codegen_tool`` registers only what generating needs (no
+It also puts the environment under opgen's rebuild policy (rebuild.py). Apply it after the
+compiler tools. ``codegen_tool`` registers only what generating needs (no
 compiler tools), for builds that compile nothing.
 """
 import os
@@ -32,7 +33,9 @@ COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precom
 
 def codegen_tool(env):
     from opgen.scons import backend, codegen, model
+    from opgen.scons.rebuild import apply_rebuild_policy
 
+    apply_rebuild_policy(env)
     env.Tool("build_output", toolpath=[TOOLPATH])
     for module in (model, codegen, backend):
         module.register(env)
@@ -40,7 +43,9 @@ def codegen_tool(env):
 
 def tool(env):
     from opgen.scons import backend, codegen, library, model, python_extension, sdk
+    from opgen.scons.rebuild import apply_rebuild_policy
 
+    apply_rebuild_policy(env)
     for name in COMPILE_TOOLS:
         env.Tool(name, toolpath=[TOOLPATH])
     for module in (model, codegen, backend, library, python_extension, sdk):

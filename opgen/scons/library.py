@@ -30,7 +30,7 @@ from opgen.gen.layout import api_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
-from opgen.scons.rebuild import judged_by_content
+from opgen.scons.rebuild import judged_by_policy
 from opgen.scons.sdk import find_runtime
 from opgen.scons.stop import stop
 
@@ -41,7 +41,7 @@ PRECOMPILED_HEADER = "dispatch/precompiled.h"
 def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header):
     """An environment compiling against the generated files first, then the runtime's headers,
     with the flags of every opgen object, linking -lopdispatch unless it builds the runtime."""
-    build_env = judged_by_content(env)
+    build_env = judged_by_policy(env)
     common_flags(build_env)
     build_env.Append(CPPPATH=[gen_dir, runtime.include_dir])
     if runtime.library_dir is not None:

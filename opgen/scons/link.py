@@ -6,7 +6,7 @@ register).
 """
 import xxhash
 
-from opgen.scons.rebuild import judged_by_content
+from opgen.scons.rebuild import judged_by_policy
 
 ARCHIVE_SHARDS = 16
 
@@ -20,14 +20,14 @@ def archives(env, objects_by_group, archive_dir):
     shards: dict[int, list] = {}
     for group in sorted(objects_by_group):
         shards.setdefault(shard_of(group), []).extend(objects_by_group[group])
-    env = judged_by_content(env)
+    env = judged_by_policy(env)
     return [env.StaticLibrary(f"{archive_dir}/opgen_shard{index:02d}", objects)[0]
             for index, objects in sorted(shards.items())]
 
 
 def whole_archive_library(env, target, objects, group_archives):
     """A shared library of ``objects`` and every member of ``group_archives``."""
-    link_env = judged_by_content(env).Clone(OPGEN_ARCHIVES=group_archives)
+    link_env = judged_by_policy(env).Clone(OPGEN_ARCHIVES=group_archives)
     link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
     link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
     library = link_env.SharedLibrary(target, objects)

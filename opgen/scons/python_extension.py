@@ -10,7 +10,7 @@ so once when pybind11 is not installed; ``python_extensions_available()`` tells 
 import importlib.util
 import sysconfig
 
-from opgen.scons.rebuild import judged_by_content
+from opgen.scons.rebuild import judged_by_policy
 from opgen.scons.toolset.messages import notice
 
 
@@ -25,7 +25,7 @@ def python_extension_env(env):
     except ImportError:
         notice("[opgen] pybind11 is not installed (pip install pybind11): no Python extension is built")
         return None
-    ext_env = judged_by_content(env)
+    ext_env = judged_by_policy(env)
     for include in (sysconfig.get_paths()["include"], pybind11.get_include()):
         ext_env.Append(CCFLAGS=["-isystem", include])
     ext_env.Append(CXXFLAGS=["-fvisibility=hidden"])
