@@ -1,7 +1,7 @@
 """A build that rewrites generated files within the second of the build before (SCons keeps
 whole-second timestamps) recompiles every object that includes one of them: a generated group
 unit, a hand-written kernel of the library (csrc/native) and a backend's kernel (csrc/backends/
-lazy); tests/plugin/test_same_second_rewrites.py does the same for a downstream project's kernel.
+lazy); tests/plugin/test_downstream_same_second.py does the same for a downstream project's kernel.
 Each build runs with helpers.same_second_env(), which gives every rewritten generated file an mtime
 in the second of its previous write: the timing that once left graph.os stale
 (opgen/scons/rebuild.py has the mechanisms) happens on every rewrite."""
