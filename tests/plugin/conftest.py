@@ -49,6 +49,9 @@ def plugin_venv(built_project, tmp_path_factory) -> Venv:
     assert install.returncode == 0, (install.stdout + install.stderr)[-4000:]
     venv.install_log = install.stdout
 
+    # setuptools' build directory keeps files of modules that no longer exist (it never cleans
+    # build/pip/lib), and the wheel would ship them: build from a clean one.
+    shutil.rmtree(os.path.join(REPO_ROOT, "build", "pip"), ignore_errors=True)
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", venv.python, "install", "--no-deps",
                           "--no-build-isolation", "--no-index", "-q", REPO_ROOT],
                          cwd=base, env=scons_env(VENV_DROPPED_ENV), capture_output=True, text=True, timeout=600)

@@ -34,7 +34,7 @@ def test_a_downstream_kernel_including_a_header_rewritten_in_the_same_second_rec
     sconstruct = project / "SConstruct"
     sconstruct.write_text(sconstruct.read_text().replace("\nlib = ", "\n" + FAST_NOOP + "lib = ", 1))
     (project / "kernels" / "uses_scale.cpp").write_text(USES_SCALE)
-    first = plugin_venv.scons(project, "-j2")
+    first = plugin_venv.scons(project, "-j2", "--verbose")
     assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
     assert USES_SCALE_OBJECT in OBJECT.findall(first.stdout)
 
@@ -45,7 +45,7 @@ def test_a_downstream_kernel_including_a_header_rewritten_in_the_same_second_rec
         while int(time.time()) <= int(os.stat(yaml).st_mtime):  # SCons sees a yaml edit in a later second
             time.sleep(0.05)
         yaml.write_text(text)
-        build = plugin_venv.scons(project, "-j2", **same_second_env())
+        build = plugin_venv.scons(project, "-j2", "--verbose", **same_second_env())
         assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
         (old_text, old_mtime), (new_text, new_mtime) = before[SCALE_HEADER], snapshot(project / GEN)[SCALE_HEADER]
         assert old_text != new_text and old_mtime // 10**9 == new_mtime // 10**9  # rewritten in its last write's second
