@@ -86,7 +86,6 @@ class DerivativeInfo:
             "non_differentiable": sorted(self.non_differentiable),
             "forward": sorted(", ".join(f.var_names) for f in self.forward_formulas),
             "derived_from": str(self.derived_from) if self.derived_from else None,
-            "location": str(self.location),
         }
 
 
@@ -395,3 +394,18 @@ def _check_views_have_formulas(model: Model, infos: list[DerivativeInfo], source
         if f.func.name not in covered and str(f.func.name) not in MANUAL_AUTOGRAD and needs_formula(f, model):
             errors.add(f.location, f"view operator {f.func.name} has no backward formula in {source}; autograd needs one "
                                    f"for a view with its own kernel: add '- name: {f.func}' with a formula for its input")
+
+
+def derivatives_summary(derivatives: Derivatives) -> str:
+    infos = derivatives.infos
+    keys = Counter(i.dispatch_key for i in infos if i.node)
+    lines = [
+        f"{derivatives.source}",
+        f"  derivative infos   {len(infos):6d}  ({sum(i.derived_from is not None for i in infos)} derived for *_copy views)",
+        f"  backward nodes     {sum(i.node is not None for i in infos):6d}",
+        f"  forward formulas   {sum(bool(i.forward_formulas) for i in infos):6d}  infos with result: formulas",
+        f"  no backward node   {sum(i.node is None for i in infos):6d}  (non_differentiable or forward only)",
+        "  nodes per dispatch key:",
+    ]
+    lines.extend(f"    {key:40s} {count:5d}" for key, count in sorted(keys.items(), key=lambda kv: (-kv[1], kv[0])))
+    return "\n".join(lines) + "\n"
