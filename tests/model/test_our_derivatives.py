@@ -285,6 +285,29 @@ def test_helpers_used_are_exactly_the_documented_list(ops):
             continue
         for m in re.finditer(r"(\.|->|::)?\b([A-Za-z_]\w*)\s*\(", formula):
             (called_methods if m.group(1) in (".", "->") else called).add(m.group(2))
-    assert not [n for n in called if "::" in n]
     assert called - functions - DERIVED_CALLS == documented
     assert called_methods - methods - ACCESSORS == set()
+
+
+def test_tensor_comparisons_are_the_documented_ones():
+    with open(DERIVATIVES) as fh:
+        text = fh.read()
+    used = set()
+    for formula in _formula_texts(yaml.safe_load(text)):
+        used.update(re.findall(r"==|!=|<=|>=|<|(?<!-)>", formula))
+    assert used == {"==", "<", "<="}
+    assert "comparisons `==`, `<`, `<=`" in text
+
+
+def test_generated_functional_variants_can_reuse_in_place_formulas(derivatives, ops):
+    """torchgen gives an autogen'd functional variant (fill.Scalar, zero, copy, uniform,
+    normal.functional) its in-place function's formulas only if they save nothing of self
+    (torchgen asserts that: it cannot fix up such a formula)."""
+    ops_by_name = {op.name: op for op in ops}
+    infos_by_name = {str(i.name): i for i in derivatives.infos}
+    generated = [op for op in ops if op.generated and needs_autograd(op)]
+    assert {op.name for op in generated} == {"fill.Scalar", "zero", "copy", "uniform", "normal.functional"}
+    for op in generated:
+        info = _info_for(op, infos_by_name, ops_by_name)
+        assert ops_by_name[str(info.name)].inplace, op.name
+        assert not [n for n in info.saved_inputs if "self" in n], op.name
