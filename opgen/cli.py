@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     model.add_argument("--backend-yaml", type=_existing_file,
                        help="an external backend's yaml (xla_native_functions.yaml format) to validate; prints its kernels per key")
+    model.add_argument("--derivatives", type=_existing_file,
+                       help="a derivatives.yaml (torchgen's format) to validate against YAML; with --json adds \"autograd\"")
     model.set_defaults(run=_run_model)
 
     generate = commands.add_parser("generate", help="generate the C++ of every operator group into a directory")
@@ -125,6 +127,12 @@ def _run_model(args: argparse.Namespace) -> int:
 
         backend = parse_backend_yaml(args.backend_yaml, model)
         sys.stdout.write(model_json(backend.apply_to(model), backend.ir_nodes) if args.json else backend_summary(backend))
+        return 0
+    if args.derivatives:
+        from .model.derivatives import derivatives_summary, load_derivatives
+
+        derivatives = load_derivatives(args.derivatives, model)
+        sys.stdout.write(model_json(model, autograd=derivatives.as_json()) if args.json else derivatives_summary(derivatives))
         return 0
     sys.stdout.write(model_json(model) if args.json else model_summary(model))
     return 0

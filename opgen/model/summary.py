@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Optional
 
 from .grouping import VariantGroup
 from .loader import Model
@@ -13,10 +14,11 @@ def function_key(f: NativeFunction) -> str:
     return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
 
 
-def model_json(model: Model, ir_nodes: tuple = ()) -> str:
+def model_json(model: Model, ir_nodes: tuple = (), autograd: Optional[list] = None) -> str:
     """The stable machine-readable dump: sorted keys and lists, no hash-order anywhere.
 
-    ``ir_nodes`` (a lazy backend yaml's IR nodes) are listed in yaml order under "ir_nodes".
+    ``ir_nodes`` (a lazy backend yaml's IR nodes) are listed in yaml order under "ir_nodes";
+    ``autograd`` (``Derivatives.as_json()``, sorted by function and dispatch key) under "autograd".
     """
     functions = {}
     for f in model.functions:
@@ -39,6 +41,8 @@ def model_json(model: Model, ir_nodes: tuple = ()) -> str:
     }
     if ir_nodes:
         document["ir_nodes"] = [node.as_json() for node in ir_nodes]
+    if autograd is not None:
+        document["autograd"] = autograd
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 
