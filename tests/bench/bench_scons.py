@@ -109,8 +109,9 @@ class Project:
         # --debug=count only counts objects (no tracing): its cost is lost in the noise. Python may
         # write bytecode, as in a user's checkout (a sandbox's PYTHONDONTWRITEBYTECODE would make
         # every run recompile opgen's modules: ~0.06 s of a no-op).
-        result = run_scons(self.root, "-j2", "--debug=count", *self.scons_args, ccache_dir=self.ccache_dir,
-                           env={"PYTHONDONTWRITEBYTECODE": None}, timeout=None)
+        # --verbose: compiles are counted from their command lines.
+        result = run_scons(self.root, "-j2", "--debug=count", "--verbose", *self.scons_args,
+                           ccache_dir=self.ccache_dir, env={"PYTHONDONTWRITEBYTECODE": None}, timeout=None)
         seconds = time.perf_counter() - start
         if result.returncode != 0:
             tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
