@@ -73,6 +73,12 @@ def _find_system():
     return (f"OpenBLAS ({lib_dir})", include_dir, lib_dir, "openblas", "")
 
 
+def find_blas():
+    """(description, include dir, lib dir, link name, symbol prefix) of the BLAS that
+    ``--blas=auto`` uses: the wheel, else the system's OpenBLAS; None when there is none."""
+    return _find_wheel() or _find_system()
+
+
 def _active(env):
     return bool(env.get("BLAS"))
 
@@ -100,7 +106,7 @@ def generate(env):
     mode = mode_of(env, "BLAS_MODE")
     if mode not in MODES:
         fail(f"--blas={mode} is not one of {', '.join(MODES)}")
-    found = None if mode == "off" else (_find_wheel() or _find_system())
+    found = None if mode == "off" else find_blas()
     if found is None and mode == "on":
         fail(f"--blas=on but no BLAS was found (pip install {WHEEL_NAME}, or install the system's OpenBLAS)")
     env["BLAS"], env["BLAS_INCLUDE_DIR"], env["BLAS_LIB_DIR"], env["BLAS_LIB"], env["BLAS_SYMBOL_PREFIX"] = \
