@@ -1,7 +1,9 @@
 """Matrix products (mm, bmm, addmm / addmm_, matmul) against numpy on random inputs: every
 overload, shapes that cross the CPU kernel's tile and cache-block edges, transposed,
 sliced and broadcast (stride-0) operands, every supported dtype, empty matrices, out=
-resizing and dtype checks, aliasing outputs, Meta shapes and error messages."""
+resizing and dtype checks, aliasing outputs, Meta shapes and error messages. The same results
+whether float products run through a BLAS (scons --blas=auto|on) or the hand-written kernel
+(--blas=off; tests/scons/test_blas_build.py runs this module on such a build)."""
 import numpy as np
 import pytest
 
@@ -204,6 +206,88 @@ def test_addmm_errors_and_meta(opdispatch, aten):
         aten.addmm.default(ints, ints, ints, alpha=0.5)
     r = aten.addmm.default(meta(opdispatch, [4]), meta(opdispatch, [2, 3]), meta(opdispatch, [3, 4]))
     assert r.device == "meta" and r.shape == (2, 4)
+
+
+# ----- float products as a BLAS takes them (and the hand-written kernel without one) -----
+
+def padded_columns(matrix, extra):
+    """``matrix`` as a view whose rows are ``extra`` elements longer than it (a leading dimension past its width)."""
+    wide = np.zeros((matrix.shape[0], matrix.shape[1] + extra), dtype=matrix.dtype)
+    wide[:, :matrix.shape[1]] = matrix
+    return wide[:, :matrix.shape[1]]
+
+
+def stride0_rows(matrix):
+    """Every row is the first one, at stride 0 (no BLAS layout: copied first)."""
+    return np.lib.stride_tricks.as_strided(matrix, matrix.shape, (0, matrix.strides[1]), writeable=True)
+
+
+BLAS_LAYOUTS = [
+    ("contiguous", lambda a: a, lambda b: b),
+    ("transposed", lambda a: np.ascontiguousarray(a.T).T, lambda b: np.ascontiguousarray(b.T).T),
+    ("padded_rows", lambda a: padded_columns(a, 3), lambda b: padded_columns(b, 5)),
+    ("padded_transposed", lambda a: padded_columns(a.T, 2).T, lambda b: padded_columns(b.T, 7).T),
+    ("strided", lambda a: np.repeat(a, 2, axis=1)[:, ::2], lambda b: np.repeat(b, 3, axis=0)[::3][:, ::1]),
+    ("stride0_rows", stride0_rows, lambda b: np.repeat(b, 2, axis=1)[:, ::2]),
+]
+BLAS_SHAPES = [(1, 64, 33), (64, 1, 70), (70, 65, 1), (1, 1, 9), (129, 257, 65), (64, 256, 512)]
+
+
+@pytest.mark.parametrize("name,make_a,make_b", BLAS_LAYOUTS, ids=[c[0] for c in BLAS_LAYOUTS])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("m,k,n", BLAS_SHAPES)
+def test_float_mm_of_every_layout(opdispatch, aten, rng, name, make_a, make_b, dtype, m, k, n):
+    a, b = make_a(random_array(rng, (m, k), dtype)), make_b(random_array(rng, (k, n), dtype))
+    check_close(aten.mm.default(as_tensor(opdispatch, a), as_tensor(opdispatch, b)).numpy(), reference_matmul(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_mm_of_a_large_product(opdispatch, aten, rng, dtype):
+    a, b = random_array(rng, (256, 512), dtype), random_array(rng, (512, 512), dtype)
+    check_close(aten.mm.default(as_tensor(opdispatch, a), as_tensor(opdispatch, b)).numpy(), reference_matmul(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_bmm_batches_of_mixed_layouts_into_a_transposed_out(opdispatch, aten, rng, dtype):
+    a = random_array(rng, (5, 40, 33), dtype).transpose(0, 2, 1)            # [5, 33, 40], each batch transposed
+    b = random_array(rng, (40, 5, 70), dtype).transpose(1, 0, 2)            # [5, 40, 70], batch not outermost
+    expected = reference_matmul(a, b)
+    check_close(aten.bmm.default(as_tensor(opdispatch, a), as_tensor(opdispatch, b)).numpy(), expected)
+    storage = np.zeros((5, 70, 33), dtype=dtype)
+    aten.bmm.out(as_tensor(opdispatch, a), as_tensor(opdispatch, b), out=as_tensor(opdispatch, storage.transpose(0, 2, 1)))
+    check_close(storage.transpose(0, 2, 1), expected)
+    shared = random_array(rng, (40, 70), dtype)
+    broadcast = np.lib.stride_tricks.as_strided(shared, (5, 40, 70), (0,) + shared.strides, writeable=True)
+    check_close(aten.bmm.default(as_tensor(opdispatch, a), as_tensor(opdispatch, broadcast)).numpy(),
+                reference_matmul(a, broadcast))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("self_shape", [(33, 70), (70,), (33, 1), ()])
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 1.5), (-2, 0.25), (1, 0)])
+def test_float_addmm_beta_alpha_and_transposed_operands(opdispatch, aten, rng, dtype, self_shape, beta, alpha):
+    bias = random_array(rng, self_shape, dtype)
+    a = np.ascontiguousarray(random_array(rng, (40, 33), dtype)).T          # [33, 40], transposed
+    b = padded_columns(random_array(rng, (40, 70), dtype), 4)
+    expected = (beta * bias.astype(np.float64) + alpha * (a.astype(np.float64) @ b.astype(np.float64))).astype(dtype)
+    result = aten.addmm.default(as_tensor(opdispatch, bias), as_tensor(opdispatch, a), as_tensor(opdispatch, b),
+                                beta=beta, alpha=alpha)
+    check_close(result.numpy(), expected)
+    storage = np.zeros((70, 33), dtype=dtype)
+    aten.addmm.out(as_tensor(opdispatch, bias), as_tensor(opdispatch, a), as_tensor(opdispatch, b), beta=beta,
+                   alpha=alpha, out=as_tensor(opdispatch, storage.T))
+    check_close(storage.T, expected)
+
+
+def test_int64_products_stay_exact(opdispatch, aten, rng):
+    """Integer products never go through a float BLAS: sums past 2**53 are exact."""
+    a = rng.integers(2**25, 2**26, size=(9, 64), dtype=np.int64)
+    b = rng.integers(2**25, 2**26, size=(64, 11), dtype=np.int64)
+    expected = a @ b
+    assert expected.max() > 2**53
+    np.testing.assert_array_equal(aten.mm.default(as_tensor(opdispatch, a), as_tensor(opdispatch, b)).numpy(), expected)
+    np.testing.assert_array_equal(
+        aten.bmm.default(as_tensor(opdispatch, a[None]), as_tensor(opdispatch, b.T.copy().T[None])).numpy(), expected[None])
 
 
 # ----- matmul -----

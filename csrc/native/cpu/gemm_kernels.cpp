@@ -10,6 +10,13 @@
 // The micro-kernel is written once with compiler vector types; on x86-64 CPUs with AVX2 and
 // FMA a second copy built for those instructions runs float and double (picked at run time,
 // the library itself being compiled for the baseline).
+//
+// Built with OP_WITH_BLAS (scons --blas, opgen/scons/toolset/blas.py), float and double
+// products go to the BLAS's cblas_?gemm instead: operands whose rows or columns are contiguous
+// are passed as they are (NoTrans or Trans, with their leading dimension), others are copied
+// into a contiguous block first; alpha is the BLAS's, beta * bias is added after, exactly as
+// the loop below does. Integer dtypes, empty products and sizes past the BLAS's 32-bit ints
+// keep the hand-written loop.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -18,6 +25,20 @@
 #include "core/error.h"
 #include "core/scalar_type.h"
 #include "native/stubs.h"
+
+#ifdef OP_WITH_BLAS
+#include <climits>
+
+#include <cblas.h>
+
+// The wheel's symbols carry a prefix (scipy_cblas_sgemm); the system's have none.
+#ifndef BLAS_SYMBOL_PREFIX
+#define BLAS_SYMBOL_PREFIX
+#endif
+#define OP_BLAS_CONCAT_(prefix, name) prefix##name
+#define OP_BLAS_CONCAT(prefix, name) OP_BLAS_CONCAT_(prefix, name)
+#define OP_CBLAS(name) OP_BLAS_CONCAT(BLAS_SYMBOL_PREFIX, cblas_##name)
+#endif
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define OP_GEMM_HAS_AVX2 1
@@ -233,8 +254,94 @@ void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b,
   }
 }
 
+#ifdef OP_WITH_BLAS
+// ----- the BLAS path -----
+
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, float alpha, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  OP_CBLAS(sgemm)(CblasRowMajor, ta, tb, M, N, K, alpha, a, lda, b, ldb, 0.0f, c, ldc);
+}
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, double alpha, const double* a,
+               int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  OP_CBLAS(dgemm)(CblasRowMajor, ta, tb, M, N, K, alpha, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+constexpr int64_t kBlasMax = INT_MAX;
+
+// A rows x cols matrix (row-major in the BLAS's terms) as the BLAS reads it: rows contiguous
+// (NoTrans, ld = row stride) or columns contiguous (Trans, ld = column stride). A dimension of
+// size 1 may have any stride. False when neither (broadcast or otherwise strided operands).
+bool blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, CBLAS_TRANSPOSE& trans,
+                 int64_t& ld) {
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= cols)) {
+    trans = CblasNoTrans;
+    ld = rows == 1 ? cols : row_stride;
+  } else if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= rows)) {
+    trans = CblasTrans;
+    ld = cols == 1 ? rows : col_stride;
+  } else {
+    return false;
+  }
+  return ld >= 1 && ld <= kBlasMax;
+}
+
+// One batch's operand for the BLAS: itself when blas_layout takes it, else a row-major copy
+// in `copy`.
+template <class T>
+const T* blas_operand(const MatrixRef<T>& m, int64_t rows, int64_t cols, std::vector<T>& copy, CBLAS_TRANSPOSE& trans,
+                      int64_t& ld) {
+  if (blas_layout(rows, cols, m.row_stride, m.col_stride, trans, ld)) return m.data;
+  copy.resize(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) copy[i * cols + j] = m.at(i, j);
+  trans = CblasNoTrans;
+  ld = cols;
+  return copy.data();
+}
+
+// gemm_typed's result through the BLAS; false (nothing written) when the BLAS cannot take it.
+template <class T>
+bool gemm_blas(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
+               const Scalar& alpha) {
+  const int64_t batches = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  if (M <= 0 || N <= 0 || K <= 0 || M > kBlasMax || N > kBlasMax || K > kBlasMax) return false;
+  const T alpha_value = alpha.to<T>(), beta_value = beta.to<T>();
+  // Rows of out that are contiguous receive the product directly; anything else goes
+  // through a row-major buffer.
+  const int64_t out_ld = M == 1 ? N : out.stride(1);
+  const bool direct = (out.stride(2) == 1 || N == 1) && out_ld >= N && out_ld <= kBlasMax;
+  std::vector<T> buffer(direct ? 0 : static_cast<size_t>(M * N)), a_copy, b_copy;
+  T* out_data = out.data_ptr<T>();
+  const T* a_data = a.data_ptr<T>();
+  const T* b_data = b.data_ptr<T>();
+  const T* bias_data = bias.defined() ? bias.data_ptr<T>() : nullptr;
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    T* out_batch = out_data + batch * out.stride(0);
+    T* c = direct ? out_batch : buffer.data();
+    const int64_t ldc = direct ? out_ld : N;
+    CBLAS_TRANSPOSE ta, tb;
+    int64_t lda, ldb;
+    const T* a_matrix = blas_operand<T>({a_data + batch * a.stride(0), a.stride(1), a.stride(2)}, M, K, a_copy, ta, lda);
+    const T* b_matrix = blas_operand<T>({b_data + batch * b.stride(0), b.stride(1), b.stride(2)}, K, N, b_copy, tb, ldb);
+    blas_gemm(ta, tb, M, N, K, alpha_value, a_matrix, lda, b_matrix, ldb, c, ldc);
+    if (direct && !bias_data) continue;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        T value = c[i * ldc + j];
+        if (bias_data) value += beta_value * bias_data[batch * bias.stride(0) + i * bias.stride(1) + j * bias.stride(2)];
+        out_batch[i * out.stride(1) + j * out.stride(2)] = value;
+      }
+  }
+  return true;
+}
+#endif
+
 void gemm_kernel(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                  const Scalar& alpha) {
+#ifdef OP_WITH_BLAS
+  if (out.dtype() == ScalarType::Float32 && gemm_blas<float>(out, a, b, bias, beta, alpha)) return;
+  if (out.dtype() == ScalarType::Float64 && gemm_blas<double>(out, a, b, bias, beta, alpha)) return;
+#endif
   OP_DISPATCH_NUMERIC_TYPES(out.dtype(), "gemm", gemm_typed<scalar_t>(out, a, b, bias, beta, alpha));
 }
 

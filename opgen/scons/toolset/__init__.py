@@ -1,4 +1,4 @@
-"""A generic SCons toolset that knows nothing of operators: ccache, distcc, nvcc, a precompiled
+"""A generic SCons toolset that knows nothing of operators: ccache, distcc, nvcc, a BLAS, a precompiled
 header, objects depending on the compiler's version, and build output a person can follow.
 
 Each tool is a module here with ``exists(env)`` and ``generate(env)``, loaded by name:
@@ -12,4 +12,4 @@ no tool imports another tool's module.
 import os
 
 TOOLPATH = os.path.dirname(os.path.abspath(__file__))
-TOOLS = ("build_output", "ccache", "compiler_version", "distcc", "nvcc", "precompiled_header")
+TOOLS = ("blas", "build_output", "ccache", "compiler_version", "distcc", "nvcc", "precompiled_header")
