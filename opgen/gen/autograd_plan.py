@@ -46,6 +46,26 @@ _IMPLICIT = frozenset({DispatchKey.CompositeImplicitAutograd, DispatchKey.Compos
 # In-place functions that reset the gradient accumulator: the generated kernel handles them even
 # without a formula (the not-implemented kernel could not).
 _RESETS_ACCUMULATOR = frozenset({"set_", "resize_"})
+# Operators (by base name: logical_and covers logical_and_ and logical_and.out) whose Tensor
+# outputs never carry a gradient, so without a formula their kernel is a passthrough rather than
+# a not-implemented error (torchgen's DONT_REQUIRE_DERIVATIVE).
+NO_GRADIENT = frozenset({
+    # the result depends on the input's shape, dtype and device, not on its values
+    "empty_like", "ones_like", "full_like", "zeros_like", "rand_like", "randn_like",
+    "new_empty", "new_empty_strided", "new_full", "new_zeros", "new_ones",
+    # integral results: bitwise operators, indices, quasi-random integers
+    "__and__", "__iand__", "__or__", "__ior__", "__xor__", "__ixor__",
+    "__lshift__", "__ilshift__", "__rshift__", "__irshift__",
+    "argmax", "argmin", "argsort", "searchsorted", "bucketize",
+    "_sobol_engine_draw", "_sobol_engine_ff", "_sobol_engine_scramble_", "_sobol_engine_initialize_state_",
+    # boolean results
+    "isnan", "isposinf", "isneginf", "isinf", "signbit", "isin", "allclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    # quantized results, nested-tensor metadata, and what is out of autograd's reach by design
+    "quantize_per_tensor", "quantize_per_channel",
+    "_nested_tensor_size", "_nested_tensor_strides", "_nested_tensor_storage_offsets",
+    "_coalesced_", "record_stream",
+})
 
 
 class AutogradKind(Enum):
@@ -184,7 +204,8 @@ def decide(f: NativeFunction, model: Model, index: _InfoIndex) -> AutogradDecisi
     default = (infos or {}).get(DEFAULT)
     if infos is None:
         keys = (AUTOGRAD,)
-        needs_formula = _has_differentiable_output(f) and str(f.func.name.name) not in _RESETS_ACCUMULATOR
+        needs_formula = (_has_differentiable_output(f) and str(f.func.name.name) not in _RESETS_ACCUMULATOR
+                         and f.func.name.name.base not in NO_GRADIENT)
         kind = AutogradKind.not_implemented if needs_formula else AutogradKind.non_differentiable
     else:
         keys = tuple(sorted(AUTOGRAD if k == DEFAULT else k for k in infos))
