@@ -142,9 +142,9 @@ NOT_RECORDED_AS_VIEWS = frozenset({"lift_fresh", "_sparse_broadcast_to"})
 
 
 def is_view(f: NativeFunction) -> bool:
-    """Returns an alias of an input (a view), or changes an input's view metadata in place."""
-    name = str(f.func.name)
-    return f.is_view_op and name not in ("set_", "set_.source_Storage") and name not in NOT_RECORDED_AS_VIEWS
+    """Returns an alias of an input (a view), or changes an input's view metadata in place. set_
+    (every overload) swaps the storage: an in-place function, not a view."""
+    return f.is_view_op and f.func.name.name.base != "set" and str(f.func.name) not in NOT_RECORDED_AS_VIEWS
 
 
 class _InfoIndex:
