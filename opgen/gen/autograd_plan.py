@@ -85,12 +85,16 @@ class InplaceOrViewKind(Enum):
 
 @dataclass(frozen=True)
 class AutogradDecision:
+    """What one function gets at the Autograd key (``kind``, ``node``: from the entry's Default
+    section), at the other Autograd keys its entry has sections for (``autograd_keys``), and at
+    ADInplaceOrView (``inplace_or_view``)."""
+
     name: str                                 # "add.Tensor" ("ns::name" outside aten)
     kind: AutogradKind
     node: Optional[str]                       # backward node class of the Default info, or None
     inplace_or_view: InplaceOrViewKind
     info: Optional[str] = None                # the function whose derivative entry applies
-    autograd_keys: tuple[str, ...] = ()       # keys the Autograd kernels register at
+    autograd_keys: tuple[str, ...] = ()       # keys with generated kernels: Autograd, AutogradNestedTensor
 
     @property
     def registers_autograd(self) -> bool:
@@ -209,7 +213,10 @@ def decide(f: NativeFunction, model: Model, index: _InfoIndex) -> AutogradDecisi
         kind = AutogradKind.not_implemented if needs_formula else AutogradKind.non_differentiable
     else:
         keys = tuple(sorted(AUTOGRAD if k == DEFAULT else k for k in infos))
-        kind = AutogradKind.differentiable if default is not None and default.node else AutogradKind.non_differentiable
+        if default is None:  # formulas for other Autograd keys only: those keys get kernels, Autograd none
+            kind = AutogradKind.none
+        else:
+            kind = AutogradKind.differentiable if default.node else AutogradKind.non_differentiable
     return AutogradDecision(_key(f), kind, default.node if default is not None else None, _inplace_or_view(f),
                             info_name, keys)
 
