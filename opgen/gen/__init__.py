@@ -5,6 +5,7 @@
 - ``families``       relations inside a group: the out= function a function delegates to, siblings
 - ``kernels``        the kernel wrappers of one group at one dispatch key (``WrapperKind``)
 - ``functionalize``  the kernels a group registers at the Functionalize key
+- ``autograd_plan``  which functions get Autograd and ADInplaceOrView kernels, and of which kind
 - ``group``          template contexts for each in-tree file of a group
 - ``backend``        an external backend's files per group (declarations, registrations)
 - ``lazy``           a lazy backend's IR nodes and generated kernels

@@ -1,0 +1,235 @@
+"""Which functions get kernels at the Autograd and ADInplaceOrView keys, and of which kind: the
+decisions torchgen 2.13's gen_autograd takes (VariableType, ADInplaceOrViewType), made from the
+operator model and the derivatives model alone. No C++ here; the renderers read these decisions.
+
+The rules, in torchgen's terms:
+- A function is *derived* (gets generated kernels at all) when PyTorch does not write its autograd
+  kernel by hand (``HAND_WRITTEN``) and it is abstract (it has a kernel of its own: a dispatch
+  table beyond CompositeImplicitAutograd, or a structured delegate) or a matched derivative info
+  has a backward formula. A CompositeImplicitAutograd function otherwise decomposes into
+  operators that have Autograd kernels, and gets none.
+- Its derivative infos: its own entry's; else, unless it is a _foreach_ function, the entry of
+  the functional variant with the same signature (``mul_`` and ``mul.out`` use ``mul``'s); else,
+  for a generated function, the entry of a mutable variant with that signature.
+- A derived function registers at Autograd when it has no infos (a generated passthrough, or the
+  boxed not-implemented kernel when an output could carry a gradient) or an info for the Default
+  section (dispatch sections for other Autograd keys register at those keys).
+- A derived function registers at ADInplaceOrView when it is a view (it returns an alias of an
+  input: the view is recorded on the output) or an in-place/out= function that returns something
+  (versions of the written arguments are bumped).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from ..model.derivatives import DEFAULT, DerivativeInfo, Derivatives
+from ..model.dispatch_keys import DispatchKey
+from ..model.loader import Model
+from ..model.native_function import NativeFunction, cpp_name
+from ..model.schema import SchemaKind
+
+AUTOGRAD = "Autograd"
+AD_INPLACE_OR_VIEW = "ADInplaceOrView"
+KEYS = (AUTOGRAD, AD_INPLACE_OR_VIEW)
+
+# Functions whose Autograd (and tracer) kernels PyTorch writes by hand, by C++ name (add_out for
+# add.out): metadata accessors and setters, and the few whose kernels reset accumulators or
+# manage views or dual tensors themselves. Not generated at either key.
+HAND_WRITTEN = frozenset({
+    "options", "data", "set_data", "is_leaf", "output_nr", "_version", "retain_grad", "_backward", "requires_grad_",
+    "resize_", "resize_as_", "detach", "detach_", "copy_", "_fw_primal", "_make_dual",
+})
+# Kernels that are composite only (no kernel of their own) and need no Autograd kernel.
+_IMPLICIT = frozenset({DispatchKey.CompositeImplicitAutograd, DispatchKey.CompositeImplicitAutogradNestedTensor})
+# In-place functions that reset the gradient accumulator: the generated kernel handles them even
+# without a formula (the not-implemented kernel could not).
+_RESETS_ACCUMULATOR = frozenset({"set_", "resize_"})
+# Operators (by base name: logical_and covers logical_and_ and logical_and.out) whose Tensor
+# outputs never carry a gradient, so without a formula their kernel is a passthrough rather than
+# a not-implemented error (torchgen's DONT_REQUIRE_DERIVATIVE).
+NO_GRADIENT = frozenset({
+    # the result depends on the input's shape, dtype and device, not on its values
+    "empty_like", "ones_like", "full_like", "zeros_like", "rand_like", "randn_like",
+    "new_empty", "new_empty_strided", "new_full", "new_zeros", "new_ones",
+    # integral results: bitwise operators, indices, quasi-random integers
+    "__and__", "__iand__", "__or__", "__ior__", "__xor__", "__ixor__",
+    "__lshift__", "__ilshift__", "__rshift__", "__irshift__",
+    "argmax", "argmin", "argsort", "searchsorted", "bucketize",
+    "_sobol_engine_draw", "_sobol_engine_ff", "_sobol_engine_scramble_", "_sobol_engine_initialize_state_",
+    # boolean results
+    "isnan", "isposinf", "isneginf", "isinf", "signbit", "isin", "allclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    # quantized results, nested-tensor metadata, and what is out of autograd's reach by design
+    "quantize_per_tensor", "quantize_per_channel",
+    "_nested_tensor_size", "_nested_tensor_strides", "_nested_tensor_storage_offsets",
+    "_coalesced_", "record_stream",
+})
+
+
+class AutogradKind(Enum):
+    none = "none"                            # no Autograd kernel (hand-written or decomposes)
+    differentiable = "differentiable"        # makes a backward node, saves what the formula needs
+    non_differentiable = "non_differentiable"  # generated passthrough: redispatch, no history
+    not_implemented = "not_implemented"      # boxed not-implemented kernel: backward raises
+
+
+class InplaceOrViewKind(Enum):
+    none = "none"
+    inplace = "inplace"          # in-place: bump the written arguments' versions
+    out = "out"                  # out=: bump the out arguments' versions
+    view = "view"                # record the output as a view of its base
+    inplace_view = "inplace_view"  # in-place view (transpose_): bump and update the view metadata
+
+
+@dataclass(frozen=True)
+class AutogradDecision:
+    """What one function gets at the Autograd key (``kind``, ``node``: from the entry's Default
+    section), at the other Autograd keys its entry has sections for (``autograd_keys``), and at
+    ADInplaceOrView (``inplace_or_view``)."""
+
+    name: str                                 # "add.Tensor" ("ns::name" outside aten)
+    kind: AutogradKind
+    node: Optional[str]                       # backward node class of the Default info, or None
+    inplace_or_view: InplaceOrViewKind
+    info: Optional[str] = None                # the function whose derivative entry applies
+    autograd_keys: tuple[str, ...] = ()       # keys with generated kernels: Autograd, AutogradNestedTensor
+
+    @property
+    def registers_autograd(self) -> bool:
+        return AUTOGRAD in self.autograd_keys
+
+    @property
+    def registers_inplace_or_view(self) -> bool:
+        return self.inplace_or_view is not InplaceOrViewKind.none
+
+
+def _key(f: NativeFunction) -> str:
+    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
+
+
+def is_abstract(f: NativeFunction, model: Model) -> bool:
+    """torchgen's 'abstract': a kernel of its own, not only a composite decomposition."""
+    if f.structured_delegate is not None:
+        return True
+    keys = set(model.kernels_of(f))
+    return not (keys and keys <= _IMPLICIT)
+
+
+# The variant a generated function is made from, by preference (torchgen's base function).
+_SOURCE_ORDER = (SchemaKind.mutable, SchemaKind.inplace, SchemaKind.out, SchemaKind.functional)
+
+
+def generation_sources(model: Model) -> dict[str, NativeFunction]:
+    """{generated function: the written variant of its signature it was generated from}. A
+    generated function is abstract exactly when that one is: the out= variant autogenerated for
+    a CompositeImplicitAutograd operator (avg_pool1d.out) decomposes like it, and needs no
+    Autograd kernel."""
+    written: dict[object, dict[SchemaKind, NativeFunction]] = {}
+    for f in model.functions:
+        if not f.generated:
+            written.setdefault(f.func.signature(), {}).setdefault(f.func.kind(), f)
+    sources = {}
+    for f in model.functions:
+        variants = written.get(f.func.signature(), {}) if f.generated else {}
+        source = next((variants[k] for k in _SOURCE_ORDER if k in variants), None)
+        if source is not None:
+            sources[_key(f)] = source
+    return sources
+
+
+# Functions whose schema returns an alias of an input but whose output autograd does not record
+# as a view (torchgen leaves them out of its view lists): lift_fresh hands its input back as a
+# fresh leaf for tracing; _sparse_broadcast_to has sparse kernels only.
+NOT_RECORDED_AS_VIEWS = frozenset({"lift_fresh", "_sparse_broadcast_to"})
+
+
+def is_view(f: NativeFunction) -> bool:
+    """Returns an alias of an input (a view), or changes an input's view metadata in place. set_
+    (every overload) swaps the storage: an in-place function, not a view."""
+    return f.is_view_op and f.func.name.name.base != "set" and str(f.func.name) not in NOT_RECORDED_AS_VIEWS
+
+
+class _InfoIndex:
+    """Derivative infos by function, and by signature for the functional / non-functional matches."""
+
+    def __init__(self, model: Model, derivatives: Derivatives):
+        self.sources = generation_sources(model)
+        self.exact: dict[str, dict[str, DerivativeInfo]] = {}
+        for info in derivatives.infos:
+            self.exact.setdefault(info.key, {})[info.dispatch_key] = info
+        self.functional: dict[object, dict[str, DerivativeInfo]] = {}
+        self.non_functional: dict[object, dict[str, DerivativeInfo]] = {}
+        by_key = {_key(f): f for f in model.functions}
+        for key, infos in self.exact.items():
+            f = by_key[key]
+            table = self.functional if f.func.kind() is SchemaKind.functional else self.non_functional
+            table.setdefault(f.func.signature(strip_default=True), infos)
+
+    def find(self, f: NativeFunction) -> Optional[dict[str, DerivativeInfo]]:
+        if f.generated and f.func.kind() is SchemaKind.out:
+            return None
+        if _key(f) in self.exact:
+            return self.exact[_key(f)]
+        signature = f.func.signature(strip_default=True)
+        foreach = f.func.name.name.base.startswith("_foreach_")
+        if not foreach and signature in self.functional:
+            return self.functional[signature]
+        if f.generated and signature in self.non_functional:
+            return self.non_functional[signature]
+        return None
+
+
+def _has_differentiable_output(f: NativeFunction) -> bool:
+    return any(r.type.is_tensor_like() for r in f.func.returns)
+
+
+def _inplace_or_view(f: NativeFunction) -> InplaceOrViewKind:
+    kind = f.func.kind()
+    if is_view(f):
+        return InplaceOrViewKind.inplace_view if kind is SchemaKind.inplace else InplaceOrViewKind.view
+    if not f.func.returns:  # nothing to return the bumped arguments through (pytorch#53796)
+        return InplaceOrViewKind.none
+    if kind is SchemaKind.inplace:
+        return InplaceOrViewKind.inplace
+    if kind is SchemaKind.out:
+        return InplaceOrViewKind.out
+    return InplaceOrViewKind.none
+
+
+def decide(f: NativeFunction, model: Model, index: _InfoIndex) -> AutogradDecision:
+    infos = index.find(f)
+    info_name = next(iter(infos.values())).key if infos else None
+    with_formula = bool(infos) and any(i.node for i in infos.values())
+    abstract = is_abstract(index.sources.get(_key(f), f), model)
+    if cpp_name(f.func) in HAND_WRITTEN or not (abstract or with_formula):
+        return AutogradDecision(_key(f), AutogradKind.none, None, InplaceOrViewKind.none, info_name)
+    default = (infos or {}).get(DEFAULT)
+    if infos is None:
+        keys = (AUTOGRAD,)
+        needs_formula = (_has_differentiable_output(f) and str(f.func.name.name) not in _RESETS_ACCUMULATOR
+                         and f.func.name.name.base not in NO_GRADIENT)
+        kind = AutogradKind.not_implemented if needs_formula else AutogradKind.non_differentiable
+    else:
+        keys = tuple(sorted(AUTOGRAD if k == DEFAULT else k for k in infos))
+        if default is None:  # formulas for other Autograd keys only: those keys get kernels, Autograd none
+            kind = AutogradKind.none
+        else:
+            kind = AutogradKind.differentiable if default.node else AutogradKind.non_differentiable
+    return AutogradDecision(_key(f), kind, default.node if default is not None else None, _inplace_or_view(f),
+                            info_name, keys)
+
+
+def plan_autograd(model: Model, derivatives: Derivatives) -> tuple[AutogradDecision, ...]:
+    """One decision per function of the model, sorted by name."""
+    index = _InfoIndex(model, derivatives)
+    return tuple(sorted((decide(f, model, index) for f in model.functions), key=lambda d: d.name))
+
+
+def registration_sets(decisions: tuple[AutogradDecision, ...]) -> dict[str, list[str]]:
+    """{key: sorted names of the functions registered there} for Autograd and ADInplaceOrView."""
+    return {
+        AUTOGRAD: sorted(d.name for d in decisions if d.registers_autograd),
+        AD_INPLACE_OR_VIEW: sorted(d.name for d in decisions if d.registers_inplace_or_view),
+    }
