@@ -62,3 +62,15 @@ def test_any_other_value_as_a_dtype_lists_the_valid_dtypes(opdispatch, dtype):
     with pytest.raises(TypeError) as info:
         opdispatch.tensor([1, 2], dtype=dtype)
     _assert_lists_valid_dtypes(str(info.value))
+
+
+def test_a_string_close_to_a_dtype_given_to_to_names_the_dtype(opdispatch):
+    x = opdispatch.ones([2])
+    with pytest.raises(TypeError) as info:
+        x.to("flaot32")
+    message = str(info.value)
+    assert "did you mean the dtype opdispatch.float32?" in message and "opdispatch.int64" in message
+    with pytest.raises(TypeError) as info:
+        x.to("cpux")  # no dtype is close: the device message as before
+    assert "did you mean the dtype" not in str(info.value) and "unknown device type 'cpux'" in str(info.value)
+    assert x.to("cpu").tolist() == [1.0, 1.0]

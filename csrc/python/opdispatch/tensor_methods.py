@@ -7,6 +7,8 @@ fits wins. Sizes may be varargs where the only argument after self is an int lis
 """
 from __future__ import annotations
 
+import difflib
+
 from opdispatch import _C, _op_table
 
 
@@ -27,7 +29,11 @@ def _torch_style_to(to_overloads):
 
     def to(self, *args, **kwargs):
         if len(args) == 1 and isinstance(args[0], str):
-            return to_overloads(self, device=args[0], **kwargs)
+            try:
+                return to_overloads(self, device=args[0], **kwargs)
+            except TypeError:
+                _raise_if_meant_as_dtype(args[0])
+                raise
         if len(args) == 1 and isinstance(args[0], _C.Tensor):
             return to_overloads(self, dtype=args[0].dtype, device=args[0].device, **kwargs)
         return to_overloads(self, *args, **kwargs)
@@ -36,6 +42,19 @@ def _torch_style_to(to_overloads):
                   "self when nothing changes, else a copy.\n\n" + to_overloads.__doc__)
     to.__qualname__ = "Tensor.to"
     return to
+
+
+_DTYPE_NAMES = ("bool", "int32", "int64", "float32", "float64")
+
+
+def _raise_if_meant_as_dtype(text: str) -> None:
+    """x.to("flaot32"): a string is read as a device; when it is (close to) a dtype's name, say
+    how to pass the dtype instead of only that no such device exists."""
+    close = difflib.get_close_matches(text.lower(), _DTYPE_NAMES, n=1, cutoff=0.6)
+    if close:
+        raise TypeError(f"Tensor.to({text!r}): a string names a device, and {text!r} is none (known: cpu, cuda, "
+                        f"meta and registered external devices); did you mean the dtype opdispatch.{close[0]}? "
+                        f"valid dtypes: {', '.join('opdispatch.' + name for name in _DTYPE_NAMES)}")
 
 
 def install_methods(tensor_type: type) -> dict[str, object]:
