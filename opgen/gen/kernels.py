@@ -42,7 +42,7 @@ from .render import render
 
 @dataclass(frozen=True)
 class StructuredCall:
-    variant: str          # functional | inplace | out
+    variant: SchemaKind   # functional, inplace or out
     class_name: str       # the wrapper class deriving from the meta/impl class
     base: str             # native::structured_add_out, or meta::structured_add_Tensor at Meta
     n_outputs: int
@@ -52,6 +52,16 @@ class StructuredCall:
     out_call: Optional[str]   # the default backend's call of the out= variant
     precomputed: bool
     returns: str              # the return statement
+
+    @property
+    def makes_outputs(self) -> bool:
+        """The functional variant: the wrapper allocates its outputs."""
+        return self.variant is SchemaKind.functional
+
+    @property
+    def writes_self(self) -> bool:
+        """The in-place variant: outputs are checked against self, not resized."""
+        return self.variant is SchemaKind.inplace
 
 
 class WrapperKind(Enum):
@@ -174,20 +184,20 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         base = f"{kernel_namespace(meta)}::{structured.impl_class(meta.kernel)}"
     else:
         return None
-    variant = {SchemaKind.functional: "functional", SchemaKind.inplace: "inplace", SchemaKind.out: "out"}.get(f.func.kind())
-    if variant is None:
+    variant = f.func.kind()
+    if variant not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.out):
         return None
     n_outputs = len(out.func.arguments.out)
-    if variant == "functional":
+    if variant is SchemaKind.functional:
         outputs: tuple[str, ...] = ()
-    elif variant == "inplace":
+    elif variant is SchemaKind.inplace:
         outputs = tuple(a.name for a in f.func.arguments.all() if a.is_write)
     else:
         outputs = tuple(a.name for a in f.func.arguments.out)
     meta_args = names(structured.meta_bindings(out))
     impl_args = out_call = None
     if default_backend:
-        written = [f"kernel.outputs_[{i}]" for i in range(n_outputs)] if variant == "functional" else list(outputs)
+        written = [f"kernel.outputs_[{i}]" for i in range(n_outputs)] if variant is SchemaKind.functional else list(outputs)
         out_names = [a.name for a in out.func.arguments.out]
         args = [written[out_names.index(b.name)] if b.name in out_names else b.name for b in dispatcher.bindings(out)]
         out_call = _call(out, args)
@@ -195,8 +205,8 @@ def _structured(group_rel: GroupRelations, key: DispatchKey, f: NativeFunction,
         fields = structured.precomputed_names(out)
         inputs = [f"precompute.{b.name}" if b.name in fields else b.name for b in structured.impl_bindings(out)[:-n_outputs or None]]
         impl_args = ", ".join(inputs + [f"kernel.maybe_get_output({i})" for i in range(n_outputs)])
-    class_name = f"structured_{f.func.name.unambiguous_name()}_{key.value}_{variant}"
-    if variant == "functional":
+    class_name = f"structured_{f.func.name.unambiguous_name()}_{key.value}_{variant.name}"
+    if variant is SchemaKind.functional:
         moved = [f"std::move(kernel.outputs_[{i}])" for i in range(n_outputs)]
         returns = f"return {moved[0]};" if n_outputs == 1 else f"return std::make_tuple({', '.join(moved)});"
     else:
