@@ -92,7 +92,9 @@ def _runtime_of_prefix(prefix: str, origin: str) -> Runtime:
 # A built checkout seen as a prefix: its headers are in two trees (csrc/ and the generated
 # build/gen/), so build/runtime-view/include/opdispatch links them into the one directory the
 # installed layout has; the library and yaml are used where they are.
-CHECKOUT_HEADER_DIRS = (("csrc", "core"), ("csrc", "dispatch"), ("csrc", "native"), ("build/gen", "ops"))
+# The runtime's header directories under csrc/, as an SDK installs them (SConstruct's install
+# and a checkout's header view below both use this list).
+RUNTIME_HEADER_DIRS = ("core", "dispatch", "functionalization", "native", "backends/support")
 CHECKOUT_VIEW = os.path.join("build", "runtime-view", "include", "opdispatch")
 
 
@@ -117,10 +119,13 @@ def _runtime_of_checkout(root: str, origin: str) -> Runtime:
              "run `scons -j2` in it first")
     include = os.path.join(root, CHECKOUT_VIEW)
     os.makedirs(include, exist_ok=True)
-    sources = [os.path.join(root, tree, name) for tree, name in CHECKOUT_HEADER_DIRS]
-    sources += sorted(os.path.join(generated, name) for name in os.listdir(generated) if name.endswith(".h"))
-    for source in sources:
-        _link(source, os.path.join(include, os.path.basename(source)))
+    links = {directory: os.path.join(root, "csrc", directory) for directory in RUNTIME_HEADER_DIRS}
+    links["ops"] = os.path.join(generated, "ops")
+    links.update({name: os.path.join(generated, name) for name in sorted(os.listdir(generated)) if name.endswith(".h")})
+    for relative, source in sorted(links.items()):
+        link = os.path.join(include, relative)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        _link(source, link)
     yaml_dir = os.path.join(root, "yaml")
     tags = os.path.join(yaml_dir, "tags.yaml")
     return Runtime(include, library_dir, os.path.join(yaml_dir, "native_functions.yaml"),

@@ -2,6 +2,7 @@
 builds with real scons against the session's runtime (installed in the plugin venv, or a built
 checkout named by $OPGEN_RUNTIME) and its own `python -m pytest` passes."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -10,6 +11,8 @@ import pytest
 from helpers import DROPPED_ENV, REPO_ROOT, run_scons, scons_env
 from opgen import cli
 from opgen.scaffold import default_namespace, scaffold
+
+DOWNSTREAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "downstream")
 
 TESTS_PASSED = "3 passed"
 
@@ -89,6 +92,11 @@ def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_pro
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env,
                            capture_output=True, text=True, timeout=300)
     assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
+    # The downstream test project has a structured operator (axpby: meta, impl, out=, Functionalize):
+    # every header directory of the runtime must be in the checkout's view.
+    downstream = shutil.copytree(DOWNSTREAM, tmp_path / "downstream")
+    built = run_scons(downstream, "-j2", env=settings)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
     unbuilt = tmp_path / "unbuilt"
     unbuilt.mkdir()
     for name in ("SConstruct", "csrc"):
