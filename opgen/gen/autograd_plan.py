@@ -8,9 +8,12 @@ The rules, in torchgen's terms:
   table beyond CompositeImplicitAutograd, or a structured delegate) or a matched derivative info
   has a backward formula. A CompositeImplicitAutograd function otherwise decomposes into
   operators that have Autograd kernels, and gets none.
-- Its derivative infos: its own entry's; else, unless it is a _foreach_ function, the entry of
-  the functional variant with the same signature (``mul_`` and ``mul.out`` use ``mul``'s); else,
-  for a generated function, the entry of a mutable variant with that signature.
+- Its derivative infos: its own entry's (or the info the model derives for a _foreach_
+  function: ``_foreach_add.Scalar`` gets ForeachAddBackward1Scalar from ``add.Scalar``'s formulas);
+  else, unless it is a _foreach_ function, the entry of the functional variant with the same
+  signature (``mul_`` and ``mul.out`` use ``mul``'s); else, for a generated function, the entry
+  of a mutable variant with that signature; else, for an in-place _foreach_ function, the
+  per-tensor operator's info itself (``_foreach_add_.Scalar`` uses AddBackward1).
 - A derived function registers at Autograd when it has no infos (a generated passthrough, or the
   boxed not-implemented kernel when an output could carry a gradient) or an info for the Default
   section (dispatch sections for other Autograd keys register at those keys).
@@ -26,6 +29,7 @@ from typing import Optional
 
 from ..model.derivatives import DEFAULT, DerivativeInfo, Derivatives
 from ..model.dispatch_keys import DispatchKey
+from ..model.foreach_derivatives import References, is_foreach, reference_info
 from ..model.loader import Model
 from ..model.native_function import NativeFunction, cpp_name
 from ..model.schema import SchemaKind
@@ -162,6 +166,7 @@ class _InfoIndex:
         self.functional: dict[object, dict[str, DerivativeInfo]] = {}
         self.non_functional: dict[object, dict[str, DerivativeInfo]] = {}
         by_key = {_key(f): f for f in model.functions}
+        self.foreach_references = References(model.functions, derivatives.infos)
         for key, infos in self.exact.items():
             f = by_key[key]
             table = self.functional if f.func.kind() is SchemaKind.functional else self.non_functional
@@ -173,12 +178,13 @@ class _InfoIndex:
         if _key(f) in self.exact:
             return self.exact[_key(f)]
         signature = f.func.signature(strip_default=True)
-        foreach = f.func.name.name.base.startswith("_foreach_")
+        foreach = is_foreach(f)
         if not foreach and signature in self.functional:
             return self.functional[signature]
         if f.generated and signature in self.non_functional:
             return self.non_functional[signature]
-        return None
+        reference = reference_info(f, self.foreach_references) if foreach else None
+        return {DEFAULT: reference} if reference is not None else None
 
 
 def _has_differentiable_output(f: NativeFunction) -> bool:

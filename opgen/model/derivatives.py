@@ -1,6 +1,7 @@
 """derivatives.yaml (torchgen's format) read against a Model: one ``DerivativeInfo`` per entry and
 dispatch section, with the facts torchgen derives (backward node class names, saved inputs and
-outputs, differentiable outputs) and the infos it adds without an entry (``*_copy`` views).
+outputs, differentiable outputs) and the infos it adds without an entry (``*_copy`` views, and
+``_foreach_`` functions: foreach_derivatives.py).
 
 Every problem in the file is collected and reported together (up to a cap), at FILE:LINE.
 """
@@ -13,7 +14,9 @@ from typing import Any, Optional
 
 from ..errors import DiagnosticCollector, Location, OpgenError, did_you_mean
 from ..yamlio import LocatedMap, iter_entries, read_located
+from .derivative_info import DEFAULT, DerivativeInfo, Formula, ForwardFormula
 from .dispatch_keys import DispatchKey
+from .foreach_derivatives import PREFIX as FOREACH_PREFIX, foreach_infos
 from .formulas import (
     camel_case_node_prefix, refused_spellings, saved_names, split_names, unknown_names, used_gradient_indices,
 )
@@ -21,7 +24,6 @@ from .loader import ERROR_CAP, Model
 from .native_function import NativeFunction
 from .schema import FunctionSchema, OperatorName, SchemaKind
 
-DEFAULT = "Default"
 _BACKEND_COMPONENTS = ("CPU", "CUDA", "HIP", "XLA", "MTIA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "Meta",
                        "PrivateUse1", "PrivateUse2", "PrivateUse3")
 # The keys a dispatch: section may name (torchgen's AUTOGRAD_KEYS), besides Default.
@@ -33,66 +35,9 @@ MANUAL_AUTOGRAD = ("_fw_primal", "_make_dual", "detach")
 
 
 @dataclass(frozen=True)
-class Formula:
-    """One backward formula: the gradient of ``var_names`` (arguments)."""
-
-    var_names: tuple[str, ...]
-    text: str
-    location: Location
-    saved_inputs: tuple[str, ...]   # torchgen's order
-    saved_outputs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ForwardFormula:
-    """A forward-mode formula for outputs (``result``, ``result0``, named returns)."""
-
-    var_names: tuple[str, ...]
-    text: str
-    location: Location
-
-
-@dataclass(frozen=True)
-class DerivativeInfo:
-    name: OperatorName                    # the function the info is for (torchgen's canonical one)
-    namespace: str
-    dispatch_key: str                     # "Default" or an Autograd key
-    node: Optional[str]                   # backward node class; None without a backward formula
-    formulas: tuple[Formula, ...]
-    forward_formulas: tuple[ForwardFormula, ...]
-    differentiable_inputs: tuple[str, ...]  # arguments with a formula, in argument order
-    non_differentiable: tuple[str, ...]
-    saved_inputs: tuple[str, ...]         # deduplicated, torchgen's order
-    saved_outputs: tuple[str, ...]
-    output_differentiability: Optional[tuple[bool, ...]]  # as written (None: all)
-    output_differentiability_conditions: Optional[tuple[str, ...]]
-    differentiable_outputs: tuple[bool, ...]  # per return: differentiable by the entry and Tensor-like
-    location: Location                    # the entry (or its dispatch section)
-    derived_from: Optional[OperatorName] = None  # the view whose formulas a *_copy info reuses
-
-    @property
-    def key(self) -> str:
-        return str(self.name) if self.namespace == "aten" else f"{self.namespace}::{self.name}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.key,
-            "dispatch_key": self.dispatch_key,
-            "node": self.node,
-            "saved_inputs": sorted(self.saved_inputs),
-            "saved_outputs": sorted(self.saved_outputs),
-            "output_differentiability": list(self.differentiable_outputs),
-            "differentiable_inputs": list(self.differentiable_inputs),
-            "non_differentiable": sorted(self.non_differentiable),
-            "forward": sorted(", ".join(f.var_names) for f in self.forward_formulas),
-            "derived_from": str(self.derived_from) if self.derived_from else None,
-        }
-
-
-@dataclass(frozen=True)
 class Derivatives:
     source: str
-    infos: tuple[DerivativeInfo, ...]  # entries in yaml order (dispatch sections in order), then *_copy infos
+    infos: tuple[DerivativeInfo, ...]  # entries in yaml order (dispatch sections in order), then *_copy infos, then _foreach_ infos
 
     def nodes(self, dispatch_key: Optional[str] = DEFAULT) -> list[str]:
         return sorted(i.node for i in self.infos if i.node and (dispatch_key is None or i.dispatch_key == dispatch_key))
@@ -145,6 +90,7 @@ def build_derivatives(document: Any, source: str, model: Model) -> Derivatives:
             errors.extend(exc, entry.where())
     infos = list(reader.infos)
     infos.extend(_view_copy_infos(reader.by_entry, model, {i.name for i in infos}))
+    infos.extend(foreach_infos(model.functions, infos, errors.extend))
     _check_views_have_formulas(model, infos, source, errors)
     errors.sort_by_location()
     errors.raise_if_any()
@@ -399,9 +345,10 @@ def _check_views_have_formulas(model: Model, infos: list[DerivativeInfo], source
 def derivatives_summary(derivatives: Derivatives) -> str:
     infos = derivatives.infos
     keys = Counter(i.dispatch_key for i in infos if i.node)
+    derived = Counter(i.name.name.base.startswith(FOREACH_PREFIX) for i in infos if i.derived_from is not None)
     lines = [
         f"{derivatives.source}",
-        f"  derivative infos   {len(infos):6d}  ({sum(i.derived_from is not None for i in infos)} derived for *_copy views)",
+        f"  derivative infos   {len(infos):6d}  ({derived[False]} derived for *_copy views, {derived[True]} for _foreach_ functions)",
         f"  backward nodes     {sum(i.node is not None for i in infos):6d}",
         f"  forward formulas   {sum(bool(i.forward_formulas) for i in infos):6d}  infos with result: formulas",
         f"  no backward node   {sum(i.node is None for i in infos):6d}  (non_differentiable or forward only)",

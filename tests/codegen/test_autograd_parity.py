@@ -83,6 +83,14 @@ def test_pytorch_kinds_follow_torchgen(pytorch_plan):
         "zeros_like": (AutogradKind.non_differentiable, None, InplaceOrViewKind.none),
         "logical_and_": (AutogradKind.non_differentiable, None, InplaceOrViewKind.inplace),
         "empty.memory_format": (AutogradKind.not_implemented, None, InplaceOrViewKind.none),
+        # _foreach_: a derived node for the functional overload, the per-tensor operator's node in
+        # place, nothing where no per-tensor operator pairs up (maximum has no Scalar overload)
+        "_foreach_add.Scalar": (AutogradKind.differentiable, "ForeachAddBackward1Scalar", InplaceOrViewKind.none),
+        "_foreach_add_.Scalar": (AutogradKind.differentiable, "AddBackward1", InplaceOrViewKind.none),
+        "_foreach_zero_": (AutogradKind.differentiable, "ZeroBackward0", InplaceOrViewKind.none),
+        "_foreach_add.Scalar_out": (AutogradKind.non_differentiable, None, InplaceOrViewKind.none),
+        "_foreach_maximum_.Scalar": (AutogradKind.non_differentiable, None, InplaceOrViewKind.none),
+        "_foreach_copy": (AutogradKind.not_implemented, None, InplaceOrViewKind.none),
     }
     got = {n: (by_name[n].kind, by_name[n].node, by_name[n].inplace_or_view) for n in expect}
     assert got == expect
