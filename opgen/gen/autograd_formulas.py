@@ -29,6 +29,7 @@ The result names the operator groups whose ``ops/<g>.h`` the text needs. Anythin
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Union
 
@@ -62,7 +63,8 @@ ACCESSORS: Mapping[str, tuple[str, str]] = {
     "options": ("op::TensorOptions({t}.dtype()).with_device({t}.device())", "options"),
     "sym_size": ("{t}.size({a})", "number"), "sym_stride": ("{t}.stride({a})", "number"),
     "dim": ("{t}.dim()", "number"), "numel": ("{t}.numel()", "number"), "defined": ("{t}.defined()", "bool"),
-    "sizes": ("{t}.sizes()", "ints"), "strides": ("{t}.strides()", "ints"), "device": ("{t}.device()", "other"),
+    "sizes": ("{t}.sizes()", "ints"), "strides": ("{t}.strides()", "ints"), "device": ("{t}.device()", "device"),
+    "dtype": ("{t}.dtype()", "dtype"),
 }
 # Binary operators with a Tensor operand -> operator name; comparisons swapped for a number on the left.
 TENSOR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div",
@@ -74,9 +76,13 @@ _DERIVED_KINDS = (
     ("_sym_sizes", "ints"), ("_sym_strides", "ints"), ("_sym_numel", "number"), ("_numel", "number"),
     ("_dim", "number"), ("_options", "options"), ("_scalar_type", "dtype"), ("_info", "info"),
     ("_geometry", "geometry"), ("_layout", "other"), ("_conjugate", "bool"), ("_sym_sizes_opt", "optional"),
+    ("_self_sym_blocksize_opt", "optional"),
     ("_args_sizes", "other"), ("_args_sizes_symint", "other"), ("_args_scalartypes", "other"),
 )
 _NULLOPT = ("std::nullopt", "c10::nullopt", "at::nullopt", "::std::nullopt")
+_MATH_CONSTANT = re.compile(r"M_[A-Z0-9_]+$")  # M_PI, M_SQRT1_2 (<cmath>)
+# PyTorch's C++ API spells the SymInt overload of some operators f_symint; SymInt is int64_t here.
+_SYMINT_SUFFIX = "_symint"
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class Scope:
     """The names a formula may read and their kinds ("Tensor", "number", "bool", "ints", ...)."""
 
     kinds: Mapping[str, str]
-    derived_of: tuple[str, ...] = ()   # variables whose derived saved names (self_sym_sizes) are known
+    derived_of: tuple[str, ...] = ()   # backward: variables whose derived values are saved (self_sym_sizes), in torchgen's order
     forward: bool = False              # <var>_p / <var>_t name the primal and the tangent
 
     def kind(self, name: str) -> Optional[str]:
@@ -128,7 +134,8 @@ def kind_of(t: Type) -> str:
             return "number"
         if t.name in (BaseTy.bool, BaseTy.SymBool):
             return "bool"
-        return {BaseTy.ScalarType: "dtype", BaseTy.str: "string"}.get(t.name, "other")
+        return {BaseTy.ScalarType: "dtype", BaseTy.str: "string", BaseTy.Device: "device", BaseTy.Layout: "layout",
+                BaseTy.MemoryFormat: "memory_format", BaseTy.Generator: "generator"}.get(t.name, "other")
     if isinstance(t, OptionalType):
         return "Tensor?" if kind_of(t.elem) == "Tensor" else "optional"
     if isinstance(t, ListType):
@@ -191,17 +198,19 @@ class FormulaTranslator:
     # ----- entry points -----
 
     def translate(self, text: str, scope: Scope, location: Optional[Location] = None) -> TranslatedFormula:
+        """``text`` over ``scope``; a backward scope's derived expressions (``self.sym_sizes()``)
+        first become the saved names, as the model derives them."""
+        rewritten = text
+        if not scope.forward and scope.derived_of:
+            rewritten, _ = saved_names(text, scope.derived_of)
         try:
-            tree = parse_expression(text)
+            tree = parse_expression(rewritten)
             return _Printer(self.index, scope).formula(tree)
         except ExpressionError as exc:
             raise FormulaError(exc.construct, f"cannot translate formula '{text}': {exc.message}", location) from None
 
     def backward(self, info: DerivativeInfo, formula: Formula) -> TranslatedFormula:
-        f = self._function(info)
-        text, _ = saved_names(formula.text, cpp_argument_names(f))
-        text, _ = saved_names(text, output_names(f))
-        return self.translate(text, function_scope(f), formula.location)
+        return self.translate(formula.text, function_scope(self._function(info)), formula.location)
 
     def forward(self, info: DerivativeInfo, formula: ForwardFormula) -> Optional[TranslatedFormula]:
         """None for auto_element_wise / auto_linear (derived from the backward formula)."""
@@ -268,6 +277,8 @@ class _Printer:
             return _Value(node.text, "bool", temporary=False)
         if node.text in _NULLOPT or node.text == "nullptr":
             return _Value("std::nullopt" if node.text != "nullptr" else "nullptr", "optional", temporary=False)
+        if _MATH_CONSTANT.match(node.text):
+            return _Value(node.text, "number", temporary=False)
         if node.qualified:
             raise _unsupported("qualified name", f"qualified name '{node.text}' is outside the formula API")
         kind = self.scope.kind(node.text)
@@ -277,7 +288,7 @@ class _Printer:
 
     def _braces(self, node: Braces) -> _Value:
         items = [self.expr(i) for i in node.items]
-        return _Value("{" + ", ".join(i.text for i in items) + "}", "ints")
+        return _Value("{" + ", ".join(i.text for i in items) + "}", "other")  # a list, an empty optional ...
 
     # ----- operators -----
 
@@ -369,7 +380,9 @@ class _Printer:
             return _Value("op::TensorBase()", "Tensor")
         if node.callee.qualified:
             raise _unsupported("qualified call", f"call of '{name}', which is outside the formula API")
-        candidates = [f for f in self.index.functions.get(name, ()) if _takes(f, len(args))]
+        if name.endswith(_SYMINT_SUFFIX) and name[:-len(_SYMINT_SUFFIX)] in self.index.functions:
+            name = name[:-len(_SYMINT_SUFFIX)]
+        candidates = [f for f in self.index.functions.get(name, ()) if _takes(f, args)]
         if not candidates:
             known = name in self.index.functions or name in self.index.methods
             raise _unsupported("unknown function" if not known else "no overload",
@@ -396,13 +409,18 @@ class _Printer:
                 raise _unsupported("accessor arguments", f"Tensor.{name}() given {len(args)} arguments")
             base = wrap(receiver.text, receiver.precedence, POSTFIX)
             return _Value(spelling.format(t=base, a=args[0].text if args else ""), kind)
-        candidates = [f for f in self.index.methods.get(name, ()) if _method_overload(f, len(args))]
+        if name.endswith(_SYMINT_SUFFIX) and name[:-len(_SYMINT_SUFFIX)] in self.index.methods:
+            name = name[:-len(_SYMINT_SUFFIX)]
+        candidates = [f for f in self.index.methods.get(name, ()) if _method_overload(f, args)]
         if not candidates:
             known = name in self.index.methods
             raise _unsupported("unknown method" if not known else "no overload",
                                f"Tensor.{name}({len(args)} arguments) is {'no overload' if known else 'no operator method'} of the model")
+        exact = [f for f in candidates if _method_overload(f, args, exact=True)]
+        if exact:  # as C++ overload resolution: an exact match beats one that converts (to.dtype over to.dtype_layout)
+            candidates = exact
         if receiver.temporary and name.endswith("_") and not name.endswith("__"):
-            functional = [f for f in self.index.methods.get(name[:-1], ()) if _method_overload(f, len(args))]
+            functional = [f for f in self.index.methods.get(name[:-1], ()) if _method_overload(f, args)]
             if functional:
                 name, candidates = name[:-1], functional
         with_function = [f for f in candidates if "function" in f.variants]
@@ -434,12 +452,36 @@ def _join(values: Iterable[_Value]) -> str:
     return ", ".join(v.text for v in values)
 
 
-def _takes(f: NativeFunction, count: int) -> bool:
-    return any(len(fn.params) >= count >= sum(p.default is None for p in fn.params) for fn in cpp.functions(f))
+def _takes(f: NativeFunction, args: list[_Value]) -> bool:
+    """Whether a free function of ``f`` accepts ``args`` (count, and kinds where known)."""
+    kinds = [kind_of(a.type) for a in f.func.arguments.all()]
+    return (any(len(fn.params) >= len(args) >= sum(p.default is None for p in fn.params) for fn in cpp.functions(f))
+            and all(_accepts(k, a.kind) for k, a in zip(kinds, args)))
 
 
-def _method_overload(f: NativeFunction, count: int) -> bool:
-    return any(len(m.params) == count for m in cpp.methods(f))
+def _method_overload(f: NativeFunction, args: list[_Value], exact: bool = False) -> bool:
+    """Whether the Tensor method of ``f`` accepts ``args`` (self not among them); ``exact``: each
+    argument's kind is the parameter's."""
+    kinds = [kind_of(a.type) for a in f.func.arguments.all() if a.name != "self"]
+    fits = (lambda k, a: k == a) if exact else _accepts
+    return any(len(m.params) == len(args) for m in cpp.methods(f)) and all(fits(k, a.kind) for k, a in zip(kinds, args))
+
+
+def _accepts(param: str, arg: str) -> bool:
+    """Whether a parameter of kind ``param`` takes a value of kind ``arg`` (unknown kinds: yes)."""
+    if param == arg or "other" in (param, arg):
+        return True
+    if param == "number":
+        return arg == "bool"
+    if param == "bool":
+        return arg == "number"
+    if param == "Tensor?":
+        return arg in ("Tensor", "optional")
+    if param == "optional":
+        return arg not in ("Tensor", "tensors", "Tensor?")
+    if param == "ints":
+        return arg in ("number",)  # int[1] takes one int
+    return False
 
 
 def _self_position(f: NativeFunction) -> int:
