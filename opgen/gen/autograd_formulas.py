@@ -22,7 +22,8 @@ the tree is printed back with:
   ``self_sym_sizes``, ``zeros_like(self)`` -> ``self_info.zeros()``: formulas.saved_names, the
   rewrite torchgen makes), so the text reads the node's saved members.
 - The documented helpers as ``op::autograd::helpers::<name>(...)``; other free calls of operators
-  as ``op::f(...)``.
+  as ``op::f(...)`` (PyTorch's ``at::f`` and ``f_symint`` spellings too: SymInt is int64_t here); a
+  <cmath> function of numbers (``sqrt(M_PI)``) as ``std::sqrt(M_PI)``.
 
 The result names the operator groups whose ``ops/<g>.h`` the text needs. Anything else raises an
 ``OpgenError`` at the formula's FILE:LINE naming the construct.
@@ -83,6 +84,8 @@ _NULLOPT = ("std::nullopt", "c10::nullopt", "at::nullopt", "::std::nullopt")
 _MATH_CONSTANT = re.compile(r"M_[A-Z0-9_]+$")  # M_PI, M_SQRT1_2 (<cmath>)
 # PyTorch's C++ API spells the SymInt overload of some operators f_symint; SymInt is int64_t here.
 _SYMINT_SUFFIX = "_symint"
+# <cmath> functions a formula applies to numbers (sqrt(M_PI)); on a Tensor they are operators.
+_CMATH = frozenset(("sqrt", "exp", "log", "pow", "abs", "sin", "cos"))
 
 
 @dataclass(frozen=True)
@@ -378,8 +381,14 @@ class _Printer:
             return _Value(f"{HELPERS_NAMESPACE}::{name}({_join(args)})", HELPERS[name])
         if name == "Tensor" and not args:
             return _Value("op::TensorBase()", "Tensor")
-        if node.callee.qualified:
+        if name.startswith(("at::", "std::")) and name.split("::", 1)[1] in _CMATH and _numbers(args):
+            name = name.split("::", 1)[1]
+        elif name.startswith("at::") and "::" not in name[4:]:
+            name = name[4:]  # PyTorch's operator namespace: at::where is an operator like where
+        if node.callee.qualified and "::" in name:
             raise _unsupported("qualified call", f"call of '{name}', which is outside the formula API")
+        if name in _CMATH and _numbers(args):
+            return _Value(f"std::{name}({_join(args)})", "number")
         if name.endswith(_SYMINT_SUFFIX) and name[:-len(_SYMINT_SUFFIX)] in self.index.functions:
             name = name[:-len(_SYMINT_SUFFIX)]
         candidates = [f for f in self.index.functions.get(name, ()) if _takes(f, args)]
@@ -448,6 +457,10 @@ class _Printer:
         return _Value(f"op::ops::{handle_name(f)}::call({', '.join(call)})", _return_kind([f]))
 
 
+def _numbers(values: list[_Value]) -> bool:
+    return bool(values) and all(v.kind == "number" for v in values)
+
+
 def _join(values: Iterable[_Value]) -> str:
     return ", ".join(v.text for v in values)
 
@@ -477,8 +490,8 @@ def _accepts(param: str, arg: str) -> bool:
         return arg == "number"
     if param == "Tensor?":
         return arg in ("Tensor", "optional")
-    if param == "optional":
-        return arg not in ("Tensor", "tensors", "Tensor?")
+    if param == "optional":  # TensorOptions is no argument here: the API takes dtype, layout, device apart
+        return arg not in ("Tensor", "tensors", "Tensor?", "options")
     if param == "ints":
         return arg in ("number",)  # int[1] takes one int
     return False

@@ -110,6 +110,10 @@ def cpp(translator, text, scope=SCOPE):
     ("grads[0] * grads[1]", "op::mul(grads[0], grads[1])"),
     ("zeros_like(grad)", "op::zeros_like(grad)"),
     ("Tensor()", "op::TensorBase()"),
+    # PyTorch's spellings: at::f and f_symint are the operator f; <cmath> on numbers stays std::
+    ("at::where(condition, grad, other)", "op::where(condition, grad, other)"),
+    ("grad.expand_symint(self.sym_sizes())", "op::ops::expand::call(grad, self_sym_sizes, false)"),
+    ("grad * sqrt(M_PI)", "op::mul(grad, std::sqrt(M_PI))"),
     ("select_scatter(grad, grad, 0, {})", "op::select_scatter(grad, grad, 0, {})"),
 ])
 def test_hand_written(translator, formula, expected):
@@ -134,6 +138,7 @@ def test_groups_are_the_operators_called(translator):
     ("[&]() { return grad; }()", "lambda"),
     ("static_cast<double>(alpha) * grad", "template arguments"),
     ("at::native::foo(grad)", "qualified call"),
+    ("zeros(self.sym_sizes(), grad.options())", "no overload"),
     ("grad & other", "Tensor operator &"),
     ("!grad", "Tensor operator !"),
     ("handle_r_to_c(grad)", "unknown function"),
@@ -251,18 +256,19 @@ def test_deterministic(model, derivatives):
 # What PyTorch's formulas use that the formula API does not have, by the construct the translator
 # names; each with why. The counts are those of PyTorch 2.13 (backward and non-auto forward formulas
 # of entries, *_copy infos not counted twice).
-PYTORCH_TRANSLATED = 525
+PYTORCH_TRANSLATED = 579
 PYTORCH_UNTRANSLATED = {
     "unknown function": "PyTorch's FunctionsManual helpers (handle_r_to_c, not_implemented, "
                         "value_selecting_reduction_backward_symint, batch_norm_jvp ...): not in our helper list",
-    "qualified call": "at::/c10::/std:: functions (at::where, at::zeros_symint, c10::fmap): outside the API",
+    "qualified call": "c10::/std::/at::native:: functions (GradMode::is_enabled, c10::fmap); at::f of an operator translates",
     "template arguments": "static_cast<...>, std::vector<...>{}, c10::SymInt ... templates and casts",
     "method of number": "Scalar methods (alpha.conj(), exponent.toDouble()): complex numbers, Scalar API",
-    "ambiguous method": "method-only overloads that stay ambiguous by kind (to() on an expression of unknown kind)",
-    "no overload": "a function name called with numbers (sqrt(M_PI) is std::sqrt) or with arguments no overload takes",
+    "no overload": "an operator called with a TensorOptions (at::zeros(sizes, self.options()): our C++ API takes dtype, "
+                   "layout and device apart), or with arguments no overload takes (the attention backwards' counts)",
     "unknown name": "constants (kCudnnDoubleBackwardMsg) and names that are neither arguments nor saved values",
     "qualified name": "at::Reduction::None and other qualified constants",
     "Tensor operator ==": "comparisons of _foreach_ per-element values (lists)",
+    "Tensor operator &": "bool masks combined with & (logical_and is no Tensor operator of the formula API)",
     "method of tensors": "methods on _foreach_ lists (self_t.conj() where self_t is a Tensor list)",
     "unknown method": "methods that are no operator (layout(), is_complex(), sym_blocksize())",
     "number / Tensor": "value / tensor2: a number divided by a Tensor (no rdiv)",
