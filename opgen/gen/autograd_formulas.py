@@ -210,7 +210,8 @@ class FormulaTranslator:
             tree = parse_expression(rewritten)
             return _Printer(self.index, scope).formula(tree)
         except ExpressionError as exc:
-            raise FormulaError(exc.construct, f"cannot translate formula '{text}': {exc.message}", location) from None
+            shown = f"'{text}'" + (f" (with saved values: '{rewritten}')" if rewritten != text else "")
+            raise FormulaError(exc.construct, f"cannot translate formula {shown}: {exc.message}", location) from None
 
     def backward(self, info: DerivativeInfo, formula: Formula) -> TranslatedFormula:
         return self.translate(formula.text, function_scope(self._function(info)), formula.location)
@@ -432,6 +433,9 @@ class _Printer:
             functional = [f for f in self.index.methods.get(name[:-1], ()) if _method_overload(f, args)]
             if functional:
                 name, candidates = name[:-1], functional
+            elif not all(f.use_const_ref_for_mutable_tensors for f in candidates):
+                raise _unsupported("in-place on a temporary", f"Tensor.{name} writes into a temporary "
+                                   f"('{receiver.text}') and {name[:-1]} has no method variant to use instead")
         with_function = [f for f in candidates if "function" in f.variants]
         if len(with_function) == len(candidates):
             positions = {_self_position(f) for f in candidates}

@@ -152,6 +152,7 @@ def test_groups_are_the_operators_called(translator):
     ("grad +", "syntax"),
     ("grad = other", "assignment"),
     ("grad $ other", "unknown character"),
+    ("(grad * 2).zero_()", "in-place on a temporary"),
 ])
 def test_unknown_constructs_name_file_line_and_construct(translator, formula, construct):
     with pytest.raises(FormulaError) as info:
@@ -159,6 +160,12 @@ def test_unknown_constructs_name_file_line_and_construct(translator, formula, co
     assert info.value.construct == construct
     assert str(info.value).startswith("formulas.yaml:12: error: cannot translate formula")
     assert isinstance(info.value, OpgenError)
+
+
+def test_an_error_shows_the_formula_as_written_and_with_saved_values(translator):
+    with pytest.raises(FormulaError) as info:
+        translator.translate("self.sym_sizes() & grad", SCOPE, HERE)
+    assert "formula 'self.sym_sizes() & grad' (with saved values: 'self_sym_sizes & grad')" in str(info.value)
 
 
 def test_parser_keeps_cpp_precedence():
