@@ -6,6 +6,8 @@
 - ``kernels``        the kernel wrappers of one group at one dispatch key (``WrapperKind``)
 - ``functionalize``  the kernels a group registers at the Functionalize key
 - ``autograd_plan``  which functions get Autograd and ADInplaceOrView kernels, and of which kind
+- ``autograd_formulas`` derivatives.yaml formulas as C++ over the method-free API (op:: calls),
+                     with the operator groups whose ops/<g>.h they need (parsed by ``cpp_expr``)
 - ``group``          template contexts for each in-tree file of a group
 - ``backend``        an external backend's files per group (declarations, registrations)
 - ``lazy``           a lazy backend's IR nodes and generated kernels
