@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/helpers.h"
 #include "core/error.h"
+#include "ops/_to_copy.h"
 #include "ops/add.h"
 
 namespace op::autograd {
@@ -75,15 +76,22 @@ std::unordered_set<Node*> needed_nodes(const GraphInfo& info, const edge_list& o
   return needed;
 }
 
-// A gradient for input `input_nr` of `next`, checked against what `next` recorded for it.
+// A gradient for input `input_nr` of `next`, checked against what `next` recorded for it
+// (PyTorch's validate_outputs): a broadcast one is reduced, another dtype converted, another
+// device or an incompatible shape is an error.
 TensorBase validated(const Node& producer, size_t index, const Node& next, uint32_t input_nr, TensorBase grad) {
   if (!grad.defined() || input_nr >= next.num_inputs()) return grad;
   const InputMetadata& expected = next.input_metadata(input_nr);
-  if (grad.sizes() == IntArrayRef(expected.sizes)) return grad;
-  OP_CHECK(is_expandable_to(expected.sizes, grad.sizes()), "Function ", producer.name(),
-           " returned an invalid gradient at index ", index, " - got ", str_list(grad.sizes()),
-           " but expected shape compatible with ", str_list(expected.sizes));
-  return sum_to(grad, expected.sizes);
+  if (grad.sizes() != IntArrayRef(expected.sizes)) {
+    OP_CHECK(is_expandable_to(expected.sizes, grad.sizes()), "Function ", producer.name(),
+             " returned an invalid gradient at index ", index, " - got ", str_list(grad.sizes()),
+             " but expected shape compatible with ", str_list(expected.sizes));
+    grad = sum_to(grad, expected.sizes);
+  }
+  OP_CHECK(grad.device() == expected.device, "Function ", producer.name(), " returned an invalid gradient at index ",
+           index, " - expected device ", expected.device.str(), " but got ", grad.device().str());
+  if (grad.dtype() != expected.dtype) grad = op::_to_copy(grad, expected.dtype);
+  return grad;
 }
 
 }  // namespace

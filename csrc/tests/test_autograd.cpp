@@ -19,6 +19,7 @@
 #include "autograd/saved_variable.h"
 #include "core/host_ops.h"
 #include "harness.h"
+#include "ops/_to_copy.h"
 #include "ops/add.h"
 #include "ops/mul.h"
 
@@ -198,6 +199,30 @@ TEST(autograd_broadcast_gradient_reduced_to_leaf) {
   CHECK_EQ(grad(a).to_vector<float>(), (std::vector<float>{1, 1, 1, 1, 1, 1}));
   CHECK_EQ(grad(b).sizes().vec(), (std::vector<int64_t>{3}));
   CHECK_EQ(grad(b).to_vector<float>(), (std::vector<float>{2, 2, 2}));
+}
+
+TEST(autograd_engine_checks_gradients_against_input_metadata) {
+  // A node returning a float64 gradient for a float32 leaf: converted on the way.
+  struct ToDouble : Node {
+    explicit ToDouble(const TensorBase& x) : Node(collect_next_edges({x})) {}
+    variable_list apply(variable_list&& grads) override { return {op::_to_copy(grads[0], ScalarType::Float64)}; }
+    std::string name() const override { return "ToDoubleBackward"; }
+  };
+  TensorBase x = leaf({1, 2});
+  auto node = std::make_shared<ToDouble>(x);
+  run_backward({Edge(node, 0)}, {TensorBase::from_vector<float>({1, 2})}, false);
+  CHECK_EQ(grad(x).dtype(), ScalarType::Float32);
+  CHECK_EQ(grad(x).to_vector<float>(), (std::vector<float>{1, 2}));
+  // A gradient that does not broadcast to the input's shape.
+  struct WrongShape : Node {
+    explicit WrongShape(const TensorBase& x) : Node(collect_next_edges({x})) {}
+    variable_list apply(variable_list&&) override { return {TensorBase::zeros({3})}; }
+    std::string name() const override { return "WrongShapeBackward"; }
+  };
+  auto wrong = std::make_shared<WrongShape>(x);
+  CHECK_THROWS(run_backward({Edge(wrong, 0)}, {TensorBase::from_vector<float>({1})}, false),
+               "Function WrongShapeBackward returned an invalid gradient at index 0 - got [3] but expected shape "
+               "compatible with [2]");
 }
 
 TEST(autograd_engine_runs_in_reverse_topological_order) {
