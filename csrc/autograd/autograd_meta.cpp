@@ -1,6 +1,7 @@
 #include "autograd/autograd_meta.h"
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/grad_mode.h"
 #include "core/error.h"
 
 namespace op::autograd {
@@ -109,5 +110,10 @@ TensorBase detach(const TensorBase& t) {
 
 uint32_t version(const TensorBase& t) { return impl_of(t).storage.version(); }
 void bump_version(const TensorBase& t) { impl_of(t).storage.bump_version(); }
+
+void check_inplace(const TensorBase& t) {
+  if (!GradMode::is_enabled() || !requires_grad(t) || !is_leaf(t)) return;
+  fail("a leaf Variable that requires grad is being used in an in-place operation.");
+}
 
 }  // namespace op::autograd

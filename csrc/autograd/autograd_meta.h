@@ -51,4 +51,8 @@ TensorBase detach(const TensorBase& t);
 uint32_t version(const TensorBase& t);
 void bump_version(const TensorBase& t);
 
+// What an in-place operator's Autograd kernel checks first (outside no_grad): a leaf that
+// requires grad cannot be changed in place. Throws op::Error in PyTorch's words.
+void check_inplace(const TensorBase& t);
+
 }  // namespace op::autograd

@@ -326,6 +326,15 @@ TEST(autograd_backward_misuse_raises) {
   CHECK_THROWS(run_backward({gradient_edge(y)}, {}, false), "1 roots but 0 gradients");
 }
 
+TEST(autograd_in_place_on_a_leaf_that_requires_grad_raises) {
+  TensorBase x = leaf({1, 2});
+  CHECK_THROWS(check_inplace(x), "a leaf Variable that requires grad is being used in an in-place operation.");
+  check_inplace(mul_by_const(x, 2));                        // a non-leaf may change in place
+  check_inplace(TensorBase::from_vector<float>({1}));       // so may a tensor without grad
+  NoGradGuard no_grad;
+  check_inplace(x);                                         // and a leaf under no_grad (an SGD step)
+}
+
 TEST(autograd_grad_mode_guards_nest) {
   CHECK(GradMode::is_enabled());
   {
