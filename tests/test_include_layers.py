@@ -36,6 +36,8 @@ LAYERS = {
     "ops": 2,                # generated operator handles and kernel declarations (build/gen)
     "native": 3,             # hand-written kernels and their generated registrations
     "functionalization": 3,  # the Functionalize key's runtime and its generated kernels
+    "autograd": 3,           # the autograd engine: tensor metadata, nodes, saved variables; calls
+                             # operators (sum_to through ops/sum.h), so it sits above ops
     "backends": 4,           # external backends (csrc/backends/<name>/, build/gen/backends/<Key>/)
     "api": 5,                # op::Tensor with methods, for user programs only
     "python": 5,             # the Python bindings

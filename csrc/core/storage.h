@@ -3,7 +3,9 @@
 // last view is gone.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -20,6 +22,10 @@ class StorageImpl {
   Device device() const { return device_; }
   void* data() const { return data_.get(); }  // nullptr for meta storage
   bool resizable() const { return resizable_; }  // false for memory owned elsewhere
+  // The version counter every view of this memory shares: in-place operators bump it, and
+  // autograd's saved variables compare it at backward (a tensor changed since it was saved).
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
   // Swaps in new memory (resizing); the old memory is released here.
   void replace(DataPtr data, size_t nbytes) {
     data_ = std::move(data);
@@ -31,6 +37,7 @@ class StorageImpl {
   Device device_;
   DataPtr data_;
   bool resizable_;
+  std::atomic<uint32_t> version_{0};
 };
 
 class Storage {
@@ -48,6 +55,11 @@ class Storage {
   bool has_data() const { return data() != nullptr; }
   long use_count() const { return impl_.use_count(); }
   bool is_alias_of(const Storage& other) const { return impl_ != nullptr && impl_ == other.impl_; }
+  // The shared version counter (StorageImpl::version); 0 and a no-op bump without storage.
+  uint32_t version() const { return impl_ ? impl_->version() : 0; }
+  void bump_version() const {
+    if (impl_) impl_->bump_version();
+  }
   // Reallocates to nbytes when larger, keeping the old bytes; every tensor over this storage
   // sees the new memory. Throws for external memory (it belongs to someone else).
   void grow(size_t nbytes) const;

@@ -34,6 +34,12 @@ struct BackendTensorState {
   virtual ~BackendTensorState() = default;
 };
 
+// What autograd keeps per tensor (requires_grad, grad, grad_fn, output number): defined in
+// autograd/autograd_meta.h. Null on tensors that never required grad, so they pay one pointer.
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+};
+
 struct TensorImpl {
   TensorImpl(Storage storage, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset,
              ScalarType dtype);
@@ -51,6 +57,8 @@ struct TensorImpl {
   std::shared_ptr<FunctionalTensorState> functional;
   // Set by a backend whose tensors have no storage of their own (lazy tensors).
   std::shared_ptr<BackendTensorState> backend_state;
+  // Set by autograd (autograd/autograd_meta.h) once the tensor requires grad or gets history.
+  std::shared_ptr<AutogradMetaInterface> autograd_meta;
 
   // Resizing in place (host::resize_): the caller makes sure the storage is large enough.
   void set_sizes_and_strides(std::vector<int64_t> new_sizes, std::vector<int64_t> new_strides);

@@ -94,7 +94,7 @@ def _runtime_of_prefix(prefix: str, origin: str) -> Runtime:
 # installed layout has; the library and yaml are used where they are.
 # The runtime's header directories under csrc/, as an SDK installs them (SConstruct's install
 # and a checkout's header view below both use this list).
-RUNTIME_HEADER_DIRS = ("core", "dispatch", "functionalization", "native", "backends/support")
+RUNTIME_HEADER_DIRS = ("core", "dispatch", "functionalization", "autograd", "native", "backends/support")
 CHECKOUT_VIEW = os.path.join("build", "runtime-view", "include", "opdispatch")
 
 
