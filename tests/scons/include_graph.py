@@ -18,7 +18,10 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SEARCH_PATH = ("csrc", os.path.join("build", "gen"))
 # Hand-written translation units of the default build and where their objects go
 # (csrc/SConscript: shared objects for the library and the extension, plain ones for the tests).
-HAND_WRITTEN = (("core", ".os"), ("dispatch", ".os"), ("native", ".os"), ("python", ".os"), ("tests", ".o"))
+# The library's hand-written source directories (csrc/SConscript's RUNTIME_SOURCES, native/cpu
+# walked under native/).
+LIBRARY_SOURCE_DIRS = ("core", "dispatch", "autograd", "functionalization", "native")
+HAND_WRITTEN = tuple((directory, ".os") for directory in LIBRARY_SOURCE_DIRS) + (("python", ".os"), ("tests", ".o"))
 
 
 @dataclass(frozen=True)

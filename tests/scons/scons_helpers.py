@@ -5,6 +5,7 @@ import re
 import time
 
 from helpers import PROJECT_BUILD, REPO_ROOT, run_scons
+from include_graph import LIBRARY_SOURCE_DIRS
 
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
 GEN = os.path.join("build", "gen")
@@ -53,7 +54,7 @@ def ok(build):
 def hand_written_objects_including(header):
     """build/obj/... objects of the library's hand-written sources that #include the header."""
     found = set()
-    for library_dir in ("core", "dispatch", "native"):
+    for library_dir in LIBRARY_SOURCE_DIRS:
         for directory, _, files in os.walk(os.path.join(REPO_ROOT, "csrc", library_dir)):
             for name in files:
                 path = os.path.join(directory, name)
