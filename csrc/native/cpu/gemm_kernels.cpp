@@ -218,6 +218,22 @@ void simple_product(int64_t M, int64_t N, int64_t K, const MatrixRef<T>& a, cons
 
 bool worth_tiling(int64_t M, int64_t N, int64_t K) { return N >= 8 && M >= 4 && M * N * K >= 32 * 32 * 32; }
 
+// One batch of out = scale * c + beta * bias (bias_data null: no bias term), c being the
+// batch's product in a buffer or in out itself (ldc: its row stride). Both gemm paths finish here.
+template <class T>
+void store_batch(const TensorBase& out, int64_t batch, const T* c, int64_t ldc, T scale, const TensorBase& bias,
+                 const T* bias_data, T beta) {
+  const int64_t M = out.size(1), N = out.size(2);
+  T* out_batch = out.data_ptr<T>() + batch * out.stride(0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T value = c[i * ldc + j];
+      if (scale != T(1)) value = scale * value;
+      if (bias_data) value += beta * bias_data[batch * bias.stride(0) + i * bias.stride(1) + j * bias.stride(2)];
+      out_batch[i * out.stride(1) + j * out.stride(2)] = value;
+    }
+}
+
 template <class T>
 void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b, const TensorBase& bias, const Scalar& beta,
                 const Scalar& alpha) {
@@ -241,16 +257,7 @@ void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b,
     product(M, N, K, {a_data + batch * a.stride(0), a.stride(1), a.stride(2)},
             {b_data + batch * b.stride(0), b.stride(1), b.stride(2)}, c, ldc);
     if (direct && !scaled) continue;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        T value = c[i * ldc + j];
-        if (scaled) {
-          value = alpha_value * value;
-          if (bias_data)
-            value += beta_value * bias_data[batch * bias.stride(0) + i * bias.stride(1) + j * bias.stride(2)];
-        }
-        out_batch[i * out.stride(1) + j * out.stride(2)] = value;
-      }
+    store_batch(out, batch, c, ldc, alpha_value, bias, bias_data, beta_value);
   }
 }
 
@@ -325,12 +332,7 @@ bool gemm_blas(const TensorBase& out, const TensorBase& a, const TensorBase& b, 
     const T* b_matrix = blas_operand<T>({b_data + batch * b.stride(0), b.stride(1), b.stride(2)}, K, N, b_copy, tb, ldb);
     blas_gemm(ta, tb, M, N, K, alpha_value, a_matrix, lda, b_matrix, ldb, c, ldc);
     if (direct && !bias_data) continue;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        T value = c[i * ldc + j];
-        if (bias_data) value += beta_value * bias_data[batch * bias.stride(0) + i * bias.stride(1) + j * bias.stride(2)];
-        out_batch[i * out.stride(1) + j * out.stride(2)] = value;
-      }
+    store_batch(out, batch, c, ldc, T(1), bias, bias_data, beta_value);  // the BLAS applied alpha
   }
   return true;
 }
