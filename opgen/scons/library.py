@@ -51,18 +51,19 @@ def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header):
             build_env.Append(LINKFLAGS=[f"-Wl,-rpath,'${rpath}'"])  # '$$' is SCons' '$'
         else:
             build_env.Append(RPATH=[rpath])
-    return {kind: _with_precompiled_header(for_kind(build_env, kind), runtime, precompiled_header,
-                                           f"{obj_dir}/pch/{kind.name.lower()}")
+    source = precompiled_header
+    if isinstance(source, str) and not (os.path.isabs(source) or source.startswith("#")):
+        source = os.path.join(runtime.include_dir, source)
+    return {kind: with_precompiled_header(for_kind(build_env, kind), source, f"{obj_dir}/pch/{kind.name.lower()}")
             for kind in ObjectKind}
 
 
-def _with_precompiled_header(env, runtime, header, pch_dir):
-    """Objects force-include ``header`` precompiled once per kind's flags, when the
+def with_precompiled_header(env, source, pch_dir):
+    """``env`` whose C++ objects force-include the runtime's precompiled header (``source``: its
+    file, None for none), precompiled once for ``env``'s flags into ``pch_dir``, when the
     precompiled_header tool is loaded and active (it is not with ccache or distcc)."""
-    if header is None or not hasattr(env, "UsePrecompiledHeader"):
+    if source is None or not hasattr(env, "UsePrecompiledHeader"):
         return env
-    source = header if not isinstance(header, str) or os.path.isabs(header) or header.startswith("#") \
-        else os.path.join(runtime.include_dir, header)
     if env.UsePrecompiledHeader(source, PRECOMPILED_HEADER, pch_dir):
         # GCC 12 does not keep a precompiled header's diagnostic pragmas, so the one array_ref.h
         # sets around its initializer_list constructor is given here (outside signatures, as
