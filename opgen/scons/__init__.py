@@ -24,8 +24,9 @@ compiler tools), for builds that compile nothing.
 """
 import os
 
-# The generic toolset's directory (opgen.scons.toolset), without importing it or opgen's builders:
-# its tools import this package, which must stay light.
+# The generic toolset's directory (opgen.scons.toolset), the one place that names it; computed
+# without importing the toolset or opgen's builders: the tools import this package, which must
+# stay light. (opgen.scons_toolpath() gives the same path without importing opgen.scons.)
 TOOLPATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toolset")
 # Order matters: distcc wraps what ccache leaves; the precompiled header asks whether either compiles.
 COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precompiled_header")

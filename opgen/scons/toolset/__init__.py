@@ -3,13 +3,9 @@ header, objects depending on the compiler's version, and build output a person c
 
 Each tool is a module here with ``exists(env)`` and ``generate(env)``, loaded by name:
 
-    from opgen.scons.toolset import TOOLPATH
+    from opgen.scons import TOOLPATH
     env = Environment(tools=["default", "ccache", "build_output"], toolpath=[TOOLPATH])
 
 The modules without those functions (messages, programs, wrappers) are what the tools share;
 no tool imports another tool's module.
 """
-import os
-
-TOOLPATH = os.path.dirname(os.path.abspath(__file__))
-TOOLS = ("blas", "build_output", "ccache", "compiler_version", "distcc", "nvcc", "precompiled_header")
