@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="do not read or write the parse and codegen caches (render every group)")
     generate.add_argument("--backend-yaml", type=_existing_file,
                           help="also generate an external backend's declarations and registrations (under backends/<Key>/)")
+    generate.add_argument("--derivatives", type=_existing_file,
+                          help="a derivatives.yaml: also generate each group's Autograd and ADInplaceOrView kernels "
+                               "and backward nodes (keys Autograd,ADInplaceOrView, added to the default keys)")
     generate.add_argument("--cache-remote", metavar="URL", default=None,
                           help="remote codegen cache tier, redis://host:port[/db] (default: $OPGEN_CACHE_REMOTE; "
                                "'off' disables it)")
@@ -142,7 +145,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     from .gen import CodegenConfig, generate_tree
 
     model = _load_model(args)
-    config = CodegenConfig(args.keys) if args.keys else CodegenConfig()
+    config = _codegen_config(args, model)
     backend = None
     if args.backend_yaml:
         from .model.backend_yaml import parse_backend_yaml
@@ -154,6 +157,23 @@ def _run_generate(args: argparse.Namespace) -> int:
     report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None, remote=remote)
     print(report.summary())
     return 0
+
+
+def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
+    from .gen import CodegenConfig
+    from .gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS
+
+    keys = tuple(args.keys) if args.keys else DEFAULT_KEYS
+    if not args.derivatives:
+        if any(key in AUTOGRAD_KEYS for key in keys):
+            raise OpgenError(f"--keys {','.join(k.value for k in AUTOGRAD_KEYS if k in keys)} needs --derivatives FILE")
+        return CodegenConfig(keys)
+    from .gen.autograd_kernels import AutogradModel
+    from .model.derivatives import load_derivatives
+
+    if not args.keys:
+        keys += AUTOGRAD_KEYS
+    return CodegenConfig(keys, autograd=AutogradModel(model, load_derivatives(args.derivatives, model)))
 
 
 DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")

@@ -1,9 +1,14 @@
 """What one build generates: the dispatch keys that get kernel translation units."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
 
 from ..model.dispatch_keys import DispatchKey
+
+if TYPE_CHECKING:
+    from ..model.grouping import OperatorGroup
+    from .autograd_kernels import AutogradModel
 
 # CPU plus the keys every build has; CUDA and external backends are added by options.
 DEFAULT_KEYS: tuple[DispatchKey, ...] = (
@@ -17,13 +22,29 @@ DEFAULT_KEYS: tuple[DispatchKey, ...] = (
 )
 
 
+# The keys the derivatives yaml adds: generated autograd kernels and backward nodes.
+AUTOGRAD_KEYS: tuple[DispatchKey, ...] = (DispatchKey.Autograd, DispatchKey.ADInplaceOrView)
+
+
 @dataclass(frozen=True)
 class CodegenConfig:
     keys: tuple[DispatchKey, ...] = DEFAULT_KEYS
+    # The derivatives of the run (autograd_kernels.AutogradModel); required by the autograd keys.
+    autograd: Optional["AutogradModel"] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Sorted and unique, so equal configurations give equal keys and files.
         object.__setattr__(self, "keys", tuple(sorted(set(self.keys), key=lambda k: k.value)))
+        if self.autograd is None and self.generates_autograd:
+            raise ValueError("the Autograd and ADInplaceOrView keys need a derivatives yaml")
+
+    @property
+    def generates_autograd(self) -> bool:
+        return any(key in AUTOGRAD_KEYS for key in self.keys)
+
+    def group_fields(self, group: "OperatorGroup") -> dict[str, str]:
+        """Inputs of a group's files beyond its yaml entries: its autograd facts when generated."""
+        return {"autograd": self.autograd.fingerprint(group)} if self.generates_autograd else {}
 
     def describe(self) -> str:
         return ",".join(k.value for k in self.keys)

@@ -14,7 +14,8 @@ from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from . import layout
-from .config import CodegenConfig
+from .autograd_kernels import SUPPORT_HEADER, GroupAutograd, group_autograd
+from .config import AUTOGRAD_KEYS, CodegenConfig
 from .families import GroupRelations
 from .functionalize import functionalize_kernels
 from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels, registration_source
@@ -58,8 +59,26 @@ class GroupCodegen:
     @cached_property
     def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
         per_key = {key: functionalize_kernels(self.relations, self.indices) if key is DispatchKey.Functionalize
-                   else key_kernels(self.relations, key, self.indices) for key in self.config.keys}
+                   else key_kernels(self.relations, key, self.indices) for key in self.config.keys
+                   if key not in AUTOGRAD_KEYS}
         return {key: wrappers for key, wrappers in per_key.items() if wrappers}
+
+    def autograd_keys(self) -> list[DispatchKey]:
+        """The autograd keys the group has kernels at (from the decisions alone: no formula is
+        translated to know the file list)."""
+        if not self.config.generates_autograd:
+            return []
+        decisions = [self.config.autograd.decision(f) for f in self.group.functions]
+        keys = []
+        if DispatchKey.Autograd in self.config.keys and any(d.registers_autograd for d in decisions):
+            keys.append(DispatchKey.Autograd)
+        if DispatchKey.ADInplaceOrView in self.config.keys and any(d.registers_inplace_or_view for d in decisions):
+            keys.append(DispatchKey.ADInplaceOrView)
+        return keys
+
+    @cached_property
+    def autograd(self) -> GroupAutograd:
+        return group_autograd(self.group, self.config.autograd)
 
     def files(self) -> list[str]:
         g = self.name
@@ -70,6 +89,7 @@ class GroupCodegen:
         if self.methods:
             paths.append(layout.methods_header(g))
         paths.extend(layout.key_source(g, key) for key in self.kernels)
+        paths.extend(layout.key_source(g, key) for key in self.autograd_keys())
         return sorted(paths)
 
     # ----- rendering -----
@@ -90,6 +110,8 @@ class GroupCodegen:
                  "args": ", ".join(m.call_args), "returns_self": m.returns_self} for f, m in self.methods])
         for key, wrappers in self.kernels.items():
             out[layout.key_source(g, key)] = self._key_source(key, wrappers)
+        for key in self.autograd_keys():
+            out[layout.key_source(g, key)] = self._autograd_source(key)
         sources = sorted(path for path in out if path.endswith(".cpp"))
         out[layout.unit_source(g)] = render("group_unit.cpp.j2", group=g, sources=sources)
         assert sorted(out) == self.files(), "files() and render() disagree"
@@ -168,3 +190,19 @@ class GroupCodegen:
         if any(w.kind.selects_backend for w in wrappers):
             includes.add("dispatch/backend_select.h")
         return registration_source(self.relations, key.value, wrappers, includes)
+
+    def _autograd_source(self, key: DispatchKey) -> str:
+        data = self.autograd
+        kernels = data.autograd if key is DispatchKey.Autograd else data.inplace_or_view
+        includes = {"dispatch/registration.h", SUPPORT_HEADER, layout.handles_header(self.name)}
+        nodes = []
+        if key is DispatchKey.Autograd:
+            nodes = list(data.nodes)
+            includes.update(data.headers)
+        namespaces = {}
+        functions = {str(f.func.name): f for f in self.group.functions}
+        for k in kernels:
+            namespaces.setdefault(functions[k.operator].namespace, []).append(k)
+        return render("autograd_kernels.cpp.j2", group=self.name, key=key.value, includes=sorted(includes),
+                      nodes=nodes, kernels=list(kernels),
+                      namespaces=[{"name": ns, "kernels": ks} for ns, ks in sorted(namespaces.items())])

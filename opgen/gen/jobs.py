@@ -78,8 +78,9 @@ def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJ
 def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]:
     """Each group's identity, from the digests of the yaml entries of its functions. Functions
     autogen derives come from their own variant family, which lies within the group (autogen
-    names keep the base name), so the group's entries determine them too. None when the model
-    does not know its entries (parsed without the cache)."""
+    names keep the base name), so the group's entries determine them too, with what the config
+    adds (its autograd facts). None when the model does not know its entries (parsed without the
+    cache)."""
     if not model.entry_digests:
         return {group.name: None for group in model.operator_groups}
     keys_text = config.describe()
@@ -87,6 +88,7 @@ def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]
     identities: dict[str, Optional[str]] = {}
     for group in model.operator_groups:
         entries = [model.entry_digests[f.func.name] for f in group.functions if f.func.name in model.entry_digests]
+        entries += [f"{name} {value}" for name, value in sorted(config.group_fields(group).items())]
         identities[group.name] = group_identity(group.name, entries, keys_text, sources)
     return identities
 

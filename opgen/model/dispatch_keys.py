@@ -38,6 +38,7 @@ class DispatchKey(Enum):
     # Keys that only external backends (backend yaml) and the runtime use.
     BackendSelect = "BackendSelect"
     Functionalize = "Functionalize"
+    ADInplaceOrView = "ADInplaceOrView"
     Autograd = "Autograd"
     AutogradCPU = "AutogradCPU"
     AutogradCUDA = "AutogradCUDA"

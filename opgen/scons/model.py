@@ -1,6 +1,7 @@
 """SCons tool: load a native_functions.yaml through opgen, or stop the build with its errors.
 
-Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model and a
+Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model,
+``env.OpgenDerivatives(model, derivatives_yaml)`` -> the autograd facts the codegen reads, and a
 ``OpgenModelJson`` builder that writes the model's JSON dump.  No opgen logic lives here.
 """
 import os
@@ -48,6 +49,19 @@ def _load(env, yaml, tags=None):
     return model
 
 
+def _derivatives(env, model, derivatives):
+    from opgen.gen.autograd_kernels import AutogradModel
+    from opgen.model.derivatives import load_derivatives
+
+    node = env.File(derivatives)
+    try:
+        with paused_for_resident_objects():
+            return AutogradModel(model, load_derivatives(node.srcnode().abspath, model,
+                                                         display_name=display_path(env, derivatives, node)))
+    except OpgenError as exc:
+        stop(exc, "invalid derivatives yaml; nothing was built")
+
+
 def _write_model_json(target, source, env):
     model = env["OPGEN_MODEL"]
     write_if_changed(target[0].abspath, model_json(model))
@@ -56,6 +70,7 @@ def _write_model_json(target, source, env):
 
 def register(env):
     env.AddMethod(_load, "OpgenModel")
+    env.AddMethod(_derivatives, "OpgenDerivatives")
     env["BUILDERS"]["OpgenModelJson"] = env.Builder(
         # A lambda, not cmdstr: SCons 4.11 expands $TARGET in a function action's cmdstr to ''.
         action=env.Action(_write_model_json, strfunction=lambda target, source, env: shown(env, f"WRITE {target[0]}",

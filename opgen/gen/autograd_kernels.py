@@ -1,0 +1,415 @@
+"""One operator group's Autograd and ADInplaceOrView kernels and backward nodes, as template data.
+
+torchgen writes these into VariableType_N.cpp / ADInplaceOrViewType_N.cpp / Functions.cpp hash
+shards; here each group gets ``ops/<g>_Autograd.cpp`` (its backward node classes and Autograd
+kernels) and ``ops/<g>_ADInplaceOrView.cpp``, so a formula edit touches one group's files.
+
+An ``AutogradModel`` holds what a run knows (the decisions of autograd_plan.py, the formula
+translator); ``group_autograd`` turns one group into:
+- ``NodeClass``es: one per backward node the group's kernels make (``MulBackward0`` serves
+  ``mul.Tensor`` and ``mul_.Tensor``), with the members the formulas read and an ``apply`` that
+  evaluates each formula whose input needs a gradient;
+- Autograd wrappers: record (compute_requires_grad, make the node with its next edges, save),
+  redispatch below autograd, set the outputs' history (``rebase_history`` for in-place); out=
+  functions refuse inputs that require grad; non-differentiable ones pass through; functions
+  without a formula whose outputs could carry a gradient get a ``NotImplemented`` node;
+- ADInplaceOrView wrappers: bump the written arguments' versions, record views.
+
+A formula the translator cannot express (PyTorch's own helpers, list inputs) still gets its node,
+edges and registration (the sets stay torchgen's); its ``apply`` raises naming the reason. Nothing
+here embeds a yaml line number, so editing one entry leaves every other group's bytes alone.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional
+
+from ..api import dispatcher
+from ..api.bindings import params
+from ..api.types import value_type
+from ..errors import OpgenError
+from ..fingerprint import digest
+from ..model.derivative_info import DerivativeInfo
+from ..model.derivatives import Derivatives, cpp_argument_names, output_names
+from ..model.grouping import OperatorGroup
+from ..model.loader import Model
+from ..model.native_function import NativeFunction
+from ..model.schema import SchemaKind
+from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
+from . import layout
+from .autograd_formulas import FormulaTranslator
+from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
+
+SUPPORT_HEADER = "autograd/codegen_support.h"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TENSOR = BaseType(BaseTy.Tensor)
+OPTIONAL_TENSOR = OptionalType(TENSOR)
+
+
+class Unsupported(Exception):
+    """A node opgen cannot generate a working ``apply`` for (the reason is the message)."""
+
+
+# ----- saved values: what a node keeps, how the kernel fills it, how apply reads it -----
+
+@dataclass(frozen=True)
+class SavedField:
+    name: str             # the formula's name: self, self_sym_sizes, result
+    member_type: str      # the node member's C++ type
+    bind: str             # apply's statement binding `name` from the member `name_`
+    release: str = ""     # release_variables()'s statement, for SavedVariables
+
+
+# Derived saved values: suffix -> (C++ type, expression over the variable {v}).
+_DERIVED = {
+    "_sym_sizes": ("std::vector<int64_t>", "{v}.sizes().vec()"),
+    "_sym_strides": ("std::vector<int64_t>", "{v}.strides().vec()"),
+    "_sym_numel": ("int64_t", "{v}.numel()"),
+    "_numel": ("int64_t", "{v}.numel()"),
+    "_dim": ("int64_t", "{v}.dim()"),
+    "_scalar_type": ("ScalarType", "{v}.dtype()"),
+    "_options": ("TensorOptions", "TensorOptions({v}.dtype()).with_device({v}.device())"),
+    "_info": ("autograd::TypeAndSize", "autograd::TypeAndSize({v})"),
+    "_geometry": ("autograd::TensorGeometry", "autograd::TensorGeometry({v})"),
+}
+_ARGSIZE = re.compile(r"_sym_argsize_(minus_)?(\d+)$")
+
+
+def _tensor_field(name: str) -> SavedField:
+    return SavedField(name, "autograd::SavedVariable", f"TensorBase {name} = {name}_.unpack(name());", f"{name}_.reset();")
+
+
+def saved_argument(name: str, t: Type) -> tuple[SavedField, str]:
+    """(the field, the kernel's expression for its value) of an argument saved whole."""
+    if t == TENSOR:
+        return _tensor_field(name), "{}"
+    if t == OPTIONAL_TENSOR:
+        field = SavedField(name, "autograd::SavedVariable",
+                           f"std::optional<TensorBase> {name}; if ({name}_.defined()) {name} = {name}_.unpack(name());",
+                           f"{name}_.reset();")
+        return field, "{}.has_value() ? *{} : TensorBase()"
+    if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name in (BaseTy.int, BaseTy.SymInt):
+        return SavedField(name, "std::vector<int64_t>", f"IntArrayRef {name} = {name}_;"), "{}.vec()"
+    if (isinstance(t, OptionalType) and isinstance(t.elem, ListType) and isinstance(t.elem.elem, BaseType)
+            and t.elem.elem.name in (BaseTy.int, BaseTy.SymInt)):
+        bind = (f"std::optional<IntArrayRef> {name}; if ({name}_) {name} = IntArrayRef(*{name}_);")
+        return (SavedField(name, "std::optional<std::vector<int64_t>>", bind),
+                "{}.has_value() ? std::optional<std::vector<int64_t>>({}->vec()) : std::nullopt")
+    if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name is BaseTy.float:
+        return SavedField(name, "std::vector<double>", f"ArrayRef<double> {name} = {name}_;"), "{}.vec()"
+    if t.is_tensor_like():
+        raise Unsupported(f"saving the tensor list '{name}'")
+    if t == BaseType(BaseTy.str) or t == OptionalType(BaseType(BaseTy.str)):
+        raise Unsupported(f"saving the string '{name}'")
+    member = value_type(t)
+    if "ArrayRef" in member or member.startswith("std::vector"):
+        raise Unsupported(f"saving the list '{name}' ({t})")
+    return SavedField(name, member, f"const {member}& {name} = {name}_;"), "{}"
+
+
+def saved_derived(name: str, variables: dict[str, Type]) -> tuple[SavedField, str]:
+    """A derived value (self_sym_sizes: the sizes of self), computed by the kernel when saving."""
+    for var in sorted(variables, key=len, reverse=True):
+        if not name.startswith(var + "_"):
+            continue
+        rest = name[len(var):]
+        if variables[var] != TENSOR:
+            raise Unsupported(f"saving '{name}' of the non-Tensor '{var}'")
+        argsize = _ARGSIZE.match(rest)
+        if argsize:
+            index = ("-" if argsize.group(1) else "") + argsize.group(2)
+            return SavedField(name, "int64_t", f"int64_t {name} = {name}_;"), f"{{}}.size({index})".replace("{}", var)
+        if rest in _DERIVED:
+            member, expr = _DERIVED[rest]
+            return SavedField(name, member, f"const {member}& {name} = {name}_;"), expr.format(v=var)
+        raise Unsupported(f"saving '{name}'")
+    raise Unsupported(f"saving '{name}'")
+
+
+# ----- the model of one run -----
+
+class AutogradModel:
+    """What the autograd codegen reads, for the whole run: one decision per function (torchgen's,
+    autograd_plan.py), the derivative infos, and the formula translator."""
+
+    def __init__(self, model: Model, derivatives: Derivatives):
+        self.model = model
+        self.derivatives = derivatives
+        self.decisions: dict[str, AutogradDecision] = {d.name: d for d in plan_autograd(model, derivatives)}
+        self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
+        self._groups = {g.name: g for g in model.operator_groups}
+
+    @cached_property
+    def translator(self) -> FormulaTranslator:
+        return FormulaTranslator(self.model)
+
+    def decision(self, f: NativeFunction) -> AutogradDecision:
+        return self.decisions[_key(f)]
+
+    def info(self, f: NativeFunction) -> Optional[DerivativeInfo]:
+        decision = self.decision(f)
+        return self.infos.get(decision.info) if decision.info else None
+
+    def fingerprint(self, group: OperatorGroup) -> str:
+        """The autograd inputs of the group's files, as one digest: its functions' decisions, the
+        infos they use (formulas, not their lines), and the schemas of the groups the formulas
+        name (a formula's C++ depends on its callees' overloads)."""
+        parts: list[str] = []
+        named: set[str] = set()
+        for f in group.functions:
+            d = self.decision(f)
+            parts.append(f"{d.name} {d.kind.value} {d.node} {d.inplace_or_view.value} {d.info} {','.join(d.autograd_keys)}")
+            info = self.info(f)
+            if info is not None:
+                parts.append(_info_text(info))
+                for formula in info.formulas:
+                    named.update(_IDENTIFIER.findall(formula.text))
+        for name in sorted(named & self._groups.keys() - {group.name}):
+            parts.append(f"callee {name}: " + "; ".join(str(f.func) for f in self._groups[name].functions))
+        return digest(*(p.encode() for p in parts))
+
+
+def _key(f: NativeFunction) -> str:
+    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
+
+
+def _info_text(info: DerivativeInfo) -> str:
+    formulas = " | ".join(f"{','.join(f.var_names)}: {f.text}" for f in info.formulas)
+    return (f"info {info.key} node={info.node} inputs={info.differentiable_inputs} "
+            f"non_differentiable={info.non_differentiable} saved={info.saved_inputs}/{info.saved_outputs} "
+            f"outputs={info.differentiable_outputs} formulas={formulas}")
+
+
+def load_autograd_model(model: Model, derivatives_path: str, display: Optional[str] = None) -> AutogradModel:
+    from ..model.derivatives import load_derivatives
+    return AutogradModel(model, load_derivatives(derivatives_path, model, display_name=display)
+                         if display else load_derivatives(derivatives_path, model))
+
+
+# ----- one group's nodes and kernels -----
+
+@dataclass(frozen=True)
+class FormulaCall:
+    edges: tuple[int, ...]      # the next edges it fills, one per variable
+    cpp: str                    # the translated expression
+    returns_tuple: bool         # several variables: a std::tuple, masked with grad_input_mask
+
+
+@dataclass(frozen=True)
+class NodeClass:
+    name: str
+    fields: tuple[SavedField, ...]
+    formulas: tuple[FormulaCall, ...]
+    n_edges: int
+    uses_grad: bool
+    unsupported: str = ""       # why apply raises instead of computing
+
+    @property
+    def releases(self) -> list[str]:
+        return [f.release for f in self.fields if f.release]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    operator: str       # registered name: "mul.Tensor"
+    name: str           # wrapper_Autograd_mul_Tensor
+    returns: str
+    params: str
+    body: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GroupAutograd:
+    nodes: tuple[NodeClass, ...]
+    autograd: tuple[Kernel, ...]
+    inplace_or_view: tuple[Kernel, ...]
+    headers: tuple[str, ...]    # the ops/<g>.h headers the formulas and saving need
+
+
+def group_autograd(group: OperatorGroup, am: AutogradModel) -> GroupAutograd:
+    nodes: dict[str, NodeClass] = {}
+    autograd, inplace_or_view = [], []
+    headers: set[str] = set()
+    for f in group.functions:
+        d = am.decision(f)
+        info = am.info(f)
+        if d.registers_autograd:
+            autograd.append(_autograd_kernel(f, d, info, am, nodes, headers))
+        if d.registers_inplace_or_view:
+            inplace_or_view.append(_inplace_or_view_kernel(f, d))
+    return GroupAutograd(tuple(nodes[n] for n in sorted(nodes)), tuple(autograd), tuple(inplace_or_view),
+                         tuple(sorted(headers)))
+
+
+def _wrapper(key: str, f: NativeFunction, body: list[str]) -> Kernel:
+    return Kernel(str(f.func.name), f"wrapper_{key}_{f.func.name.unambiguous_name()}", dispatcher.return_type(f),
+                  params(dispatcher.bindings(f)), tuple(body))
+
+
+def _call(f: NativeFunction, guard: str) -> list[str]:
+    """The redispatch under ``guard``, its result in ``_result`` (none for void)."""
+    args = ", ".join(a.name for a in f.func.arguments.all())
+    call = f"ops::{dispatcher.handle_name(f)}::call({args})"
+    ret = dispatcher.return_type(f)
+    if ret == "void":
+        return [f"{{ autograd::{guard} below; {call}; }}"]
+    return [f"{ret} _result = ([&]() -> {ret} {{ autograd::{guard} below; return {call}; }})();"]
+
+
+def _tensor_inputs(f: NativeFunction) -> list[str]:
+    """The tensor-like arguments a call reads (not out= arguments)."""
+    outs = {a.name for a in f.func.arguments.out}
+    return [a.name for a in f.func.arguments.all() if a.type.is_tensor_like() and a.name not in outs]
+
+
+def _outputs(f: NativeFunction) -> list[tuple[int, str]]:
+    """(index, C++ expression) of each output held in ``_result``."""
+    n = len(f.func.returns)
+    if n == 1:
+        return [(0, "self" if f.func.kind() is SchemaKind.inplace else "_result")]
+    return [(i, f"std::get<{i}>(_result)") for i in range(n)]
+
+
+def _return_statement(f: NativeFunction) -> list[str]:
+    return [] if dispatcher.return_type(f) == "void" else ["return _result;"]
+
+
+def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[DerivativeInfo], am: AutogradModel,
+                     nodes: dict[str, NodeClass], headers: set[str]) -> Kernel:
+    kind = f.func.kind()
+    if kind is SchemaKind.out:
+        inputs = [a.name for a in f.func.arguments.all() if a.type.is_tensor_like()]
+        body = [f"if (autograd::compute_requires_grad({', '.join(inputs)})) "
+                f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");"]
+        return _wrapper("Autograd", f, body + _call(f, "BelowAutograd") + _return_statement(f))
+    if d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None):
+        return _wrapper("Autograd", f, _call(f, "BelowAutograd") + _return_statement(f))
+    if d.kind is AutogradKind.not_implemented and _tensor_inputs(f):
+        return _not_implemented(f)
+    if d.kind is AutogradKind.not_implemented:  # nothing could require grad: a factory
+        return _wrapper("Autograd", f, _call(f, "BelowAutograd") + _return_statement(f))
+    assert info is not None and info.node
+    node = nodes.get(info.node) or _node_class(info, am, headers)
+    try:
+        kernel = _differentiable(f, info, node, am, headers)
+    except Unsupported:
+        # f's arguments are not the info function's (a _foreach_ function using the per-tensor
+        # operator's formulas): history without a formula, backward raises naming f
+        return _not_implemented(f)
+    nodes[info.node] = node
+    return kernel
+
+
+def _history(f: NativeFunction, differentiable: tuple[bool, ...]) -> list[str]:
+    if f.func.kind() is SchemaKind.inplace:
+        return ["  autograd::rebase_history(self, grad_fn);"]
+    lines = []
+    for (i, expr), diff in zip(_outputs(f), differentiable):
+        ret = f.func.returns[i]
+        if diff and ret.type == TENSOR:
+            lines.append(f"  autograd::set_history({expr}, grad_fn);")
+    return lines
+
+
+def _not_implemented(f: NativeFunction) -> Kernel:
+    inputs = _tensor_inputs(f)
+    body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"]
+    if f.func.kind() is SchemaKind.inplace:
+        body.append("if (_any_requires_grad) autograd::check_inplace(self);")
+    body.append("std::shared_ptr<autograd::Node> grad_fn;")
+    body.append(f"if (_any_requires_grad) grad_fn = std::make_shared<autograd::NotImplemented>("
+                f"\"{f.namespace}::{f.func.name}\", autograd::collect_next_edges({', '.join(inputs)}));")
+    body += _call(f, "BelowAutograd")
+    history = _history(f, tuple(r.type.is_tensor_like() for r in f.func.returns))
+    if history:
+        body += ["if (grad_fn) {", *history, "}"]
+    return _wrapper("Autograd", f, body + _return_statement(f))
+
+
+def _differentiable(f: NativeFunction, info: DerivativeInfo, node: NodeClass, am: AutogradModel,
+                    headers: set[str]) -> Kernel:
+    inplace = f.func.kind() is SchemaKind.inplace
+    inputs = list(info.differentiable_inputs)
+    body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"] if inputs else \
+        ["const bool _any_requires_grad = false;"]
+    if inplace:
+        body.append("if (_any_requires_grad) autograd::check_inplace(self);")
+    body.append(f"std::shared_ptr<{node.name}> grad_fn;")
+    saves_before, saves_after = [], []
+    if not node.unsupported:
+        arg_types = {a.name: a.type for a in f.func.arguments.all()}
+        outputs = output_names(am.model.by_name[info.name])
+        for name in info.saved_inputs:
+            saves_before.append(_save_input(name, arg_types, inplace, headers))
+        for name in info.saved_outputs:
+            index = outputs.index(name) if name in outputs else 0
+            expr = _outputs(f)[index][1] if len(f.func.returns) > 1 else ("self" if inplace else "_result")
+            saves_after.append(f"  grad_fn->{name}_ = autograd::SavedVariable({expr}, true);")
+    body.append("if (_any_requires_grad) {")
+    body.append(f"  grad_fn = std::make_shared<{node.name}>(autograd::collect_next_edges({', '.join(inputs)}));")
+    body += saves_before
+    body.append("}")
+    body += _call(f, "BelowAutograd")
+    body += ["if (grad_fn) {", *_history(f, info.differentiable_outputs), *saves_after, "}"]
+    return _wrapper("Autograd", f, body + _return_statement(f))
+
+
+def _save_input(name: str, arg_types: dict[str, Type], inplace: bool, headers: set[str]) -> str:
+    if name in arg_types:
+        field, expr = saved_argument(name, arg_types[name])
+        value = expr.replace("{}", name)
+        if field.member_type == "autograd::SavedVariable":
+            if inplace and name == "self":  # self is about to change: keep its value as it was
+                headers.add(layout.api_header("clone"))
+                value = "([&]() -> TensorBase { autograd::BelowAutograd below; return op::clone(self); })()"
+            return f"  grad_fn->{name}_ = autograd::SavedVariable({value}, false);"
+        return f"  grad_fn->{name}_ = {value};"
+    field, expr = saved_derived(name, arg_types)
+    return f"  grad_fn->{name}_ = {expr};"
+
+
+def _node_class(info: DerivativeInfo, am: AutogradModel, headers: set[str]) -> NodeClass:
+    f = am.model.by_name[info.name]
+    edges = {name: i for i, name in enumerate(info.differentiable_inputs)}
+    try:
+        arg_types = {a.name: a.type for a in f.func.arguments.all()}
+        for name in info.differentiable_inputs:
+            if arg_types[name] not in (TENSOR, OPTIONAL_TENSOR):
+                raise Unsupported(f"the list input '{name}'")
+        fields = [saved_argument(n, arg_types[n])[0] if n in arg_types else saved_derived(n, arg_types)[0]
+                  for n in info.saved_inputs]
+        outputs = dict(zip(output_names(f), f.func.returns))
+        for name in info.saved_outputs:
+            if outputs.get(name) is None or outputs[name].type != TENSOR:
+                raise Unsupported(f"saving the output '{name}'")
+            fields.append(_tensor_field(name))
+        calls, uses_grad = [], False
+        for formula in info.formulas:
+            translated = am.translator.backward(info, formula)
+            headers.update(translated.headers)
+            uses_grad = uses_grad or re.search(r"\bgrad\b", translated.cpp) is not None
+            calls.append(FormulaCall(tuple(edges[v] for v in formula.var_names), translated.cpp, len(formula.var_names) > 1))
+        return NodeClass(info.node, tuple(fields), tuple(calls), len(edges), uses_grad)
+    except (Unsupported, OpgenError) as exc:
+        reason = str(exc).splitlines()[0]
+        reason = re.sub(r"^[^:]*:\d+: error: ", "", reason)  # the formula's text, not its line
+        return NodeClass(info.node, (), (), len(edges), False, unsupported=reason)
+
+
+def _inplace_or_view_kernel(f: NativeFunction, d: AutogradDecision) -> Kernel:
+    body = _call(f, "BelowADInplaceOrView")
+    kind = d.inplace_or_view
+    if kind in (InplaceOrViewKind.inplace, InplaceOrViewKind.inplace_view):
+        body.append("autograd::bump_version(self);")
+    elif kind is InplaceOrViewKind.out:
+        body += [f"autograd::bump_version({a.name});" for a in f.func.arguments.out]
+    elif kind is InplaceOrViewKind.view:
+        base = next(a.name for a in f.func.arguments.all() if a.type == TENSOR)
+        returns = f.func.returns
+        if len(returns) == 1 and returns[0].type == TENSOR:
+            body.append(f"_result = autograd::as_view({base}, _result);")
+        elif len(returns) == 1 and isinstance(returns[0].type, ListType):
+            body.append(f"for (TensorBase& view : _result) view = autograd::as_view({base}, view);")
+    return _wrapper("ADInplaceOrView", f, body + _return_statement(f))
