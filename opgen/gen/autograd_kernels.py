@@ -165,10 +165,28 @@ class AutogradModel:
             if info is not None:
                 parts.append(_info_text(info))
                 for formula in info.formulas:
-                    named.update(_IDENTIFIER.findall(formula.text))
+                    named.update(callee_candidates(formula.text))
+                if d.inplace_or_view is not InplaceOrViewKind.none:
+                    named.add("clone")  # an in-place kernel saves a clone of self
         for name in sorted(named & self._groups.keys() - {group.name}):
             parts.append(f"callee {name}: " + "; ".join(str(f.func) for f in self._groups[name].functions))
         return digest(*(p.encode() for p in parts))
+
+
+# The operators a formula's arithmetic becomes (autograd_formulas.TENSOR_BINARY, unary minus,
+# rsub for a number on the left of '-'), by the characters that spell it.
+_SYMBOL_CALLEES = {"+": ("add",), "-": ("sub", "neg", "rsub"), "*": ("mul",), "/": ("div",),
+                   "=": ("eq", "le", "ge"), "!": ("ne",), "<": ("lt", "le", "gt", "ge"), ">": ("lt", "le", "gt", "ge")}
+
+
+def callee_candidates(text: str) -> set[str]:
+    """Every operator name the formula's C++ may call: the names it spells (functions, methods)
+    and those its arithmetic becomes. A superset, found without translating."""
+    names = set(_IDENTIFIER.findall(text))
+    for char, callees in _SYMBOL_CALLEES.items():
+        if char in text:
+            names.update(callees)
+    return names
 
 
 def _key(f: NativeFunction) -> str:
