@@ -5,6 +5,12 @@
 
 namespace op::autograd {
 
+const char kErrBackwardTwice[] =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.";
+
 SavedVariable::SavedVariable(const TensorBase& t, bool is_output) : was_defined_(t.defined()) {
   if (!t.defined()) return;
   saved_version_ = version(t);
@@ -14,12 +20,7 @@ SavedVariable::SavedVariable(const TensorBase& t, bool is_output) : was_defined_
 }
 
 TensorBase SavedVariable::unpack(const std::string& saved_for) const {
-  if (freed_)
-    fail(
-        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
-        "you need to access saved tensors after calling backward.");
+  if (freed_) fail(kErrBackwardTwice);
   if (!was_defined_) return TensorBase();
   uint32_t current = version(data_);
   if (current != saved_version_) {

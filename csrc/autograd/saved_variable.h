@@ -36,6 +36,10 @@ class SavedVariable {
   bool freed_ = false;
 };
 
+// PyTorch's ERR_BACKWARD_TWICE: what a node raises when run again after its saved state was
+// freed ("Trying to backward through the graph a second time ...").
+extern const char kErrBackwardTwice[];
+
 // "[Float32 tensor [2, 3]]": how the version message names a tensor.
 std::string describe_tensor(const TensorBase& t);
 

@@ -77,7 +77,8 @@ DispatchKeySet key_set_of(DeviceType type) {
   DispatchKey backend = backend_key_of(type);
   DispatchKeySet ks(backend);
   DispatchKey autograd = autograd_key_for(backend);
-  return autograd == DispatchKey::Undefined ? ks : ks.add(autograd);
+  // A device with an autograd layer has the ADInplaceOrView layer under it too.
+  return autograd == DispatchKey::Undefined ? ks : ks.add(autograd).add(DispatchKey::ADInplaceOrView);
 }
 
 Device::Device(DeviceType type, int index) : type_(type), index_(static_cast<int8_t>(index)) {

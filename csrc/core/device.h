@@ -43,7 +43,8 @@ DeviceType register_device_type(const std::string& name, DispatchKey backend);
 std::optional<DeviceType> find_device_type(const std::string& name);
 const char* device_type_name(DeviceType type);  // "cpu", "cuda", "meta", "xla"
 
-// The backend key of a device type and the key set its tensors carry.
+// The backend key of a device type and the key set its tensors carry (the backend key, and its
+// autograd key with ADInplaceOrView when the backend has one).
 DispatchKey backend_key_of(DeviceType type);
 DispatchKeySet key_set_of(DeviceType type);
 

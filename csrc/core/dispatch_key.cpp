@@ -8,7 +8,7 @@ namespace op {
 namespace {
 const char* const kNames[kNumDispatchKeys] = {
     "Undefined",   "CPU",         "CUDA",         "XLA",          "Lazy",
-    "PrivateUse1", "Meta",        "BackendSelect", "Functionalize", "AutogradCPU", "AutogradCUDA",
+    "PrivateUse1", "Meta",        "BackendSelect", "Functionalize", "ADInplaceOrView", "AutogradCPU", "AutogradCUDA",
     "AutogradXLA", "AutogradLazy", "AutogradPrivateUse1", "Autograd", "CompositeExplicitAutograd",
     "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional",
 };
@@ -86,7 +86,7 @@ DispatchKeySet runtime_keys_of(DispatchKey k) {
 }
 
 DispatchKeySet default_fallthrough_keys() {
-  return runtime_keys_of(DispatchKey::Autograd).add(DispatchKey::BackendSelect);
+  return runtime_keys_of(DispatchKey::Autograd).add(DispatchKey::ADInplaceOrView).add(DispatchKey::BackendSelect);
 }
 
 }  // namespace op

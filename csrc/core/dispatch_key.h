@@ -13,7 +13,9 @@ namespace op {
 // highest, so a call mixing meta and real tensors computes shapes instead of touching data.
 // Functionalize sits between BackendSelect and the autograd keys, as in PyTorch: autograd (and
 // CompositeImplicitAutograd decompositions) run above it, and the backends see only what the
-// functionalization layer hands them.
+// functionalization layer hands them. ADInplaceOrView sits just below the autograd keys, as in
+// PyTorch: the generated kernels there record views (as_view) and bump the version counter of
+// in-place outputs, below Autograd's history and above everything that computes.
 enum class DispatchKey : uint8_t {
   Undefined = 0,
   // backends
@@ -26,6 +28,7 @@ enum class DispatchKey : uint8_t {
   // functionality
   BackendSelect,
   Functionalize,
+  ADInplaceOrView,
   AutogradCPU,
   AutogradCUDA,
   AutogradXLA,

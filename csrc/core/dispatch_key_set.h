@@ -43,7 +43,7 @@ class DispatchKeySet {
   DispatchKeySet without_highest() const { return below(highest()); }
 
   std::vector<DispatchKey> keys_high_to_low() const;
-  std::string to_string() const;  // "{AutogradCPU, BackendSelect, CPU}", high to low
+  std::string to_string() const;  // "{AutogradCPU, ADInplaceOrView, BackendSelect, CPU}", high to low
 
  private:
   constexpr DispatchKeySet(uint64_t bits, int) : bits_(bits) {}
@@ -69,7 +69,7 @@ inline DispatchKeySet global_include_set() { return DispatchKeySet(DispatchKey::
 DispatchKeySet runtime_keys_of(DispatchKey k);
 
 // Keys that pass through when nothing is registered for them (like PyTorch's built-in
-// fallthrough fallbacks): the autograd keys and BackendSelect. Every other key with nothing
+// fallthrough fallbacks): the autograd keys, ADInplaceOrView and BackendSelect. Every other key with nothing
 // registered is an error when a call reaches it.
 DispatchKeySet default_fallthrough_keys();
 

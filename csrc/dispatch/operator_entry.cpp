@@ -50,7 +50,7 @@ const RegisteredKernel* OperatorEntry::find(DispatchKey key) const {
 //     through autograd); for Functionalize only when no backend or explicit composite has one;
 //  5. the Autograd alias, for autograd keys;
 //  6. the key's backend fallback;
-//  7. pass through (autograd keys and BackendSelect), else missing.
+//  7. pass through (autograd keys, ADInplaceOrView and BackendSelect), else missing.
 // Only the registered set is consulted, never the order it was built in.
 OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
   Table t;

@@ -38,7 +38,7 @@ using Fallbacks = std::array<std::optional<RegisteredKernel>, kDispatchTableSize
 // Why a table slot holds what it holds.
 enum class TableSource : uint8_t {
   Missing,             // nothing: a call reaching this key is an error
-  DefaultFallthrough,  // nothing, but the key passes through (autograd keys, BackendSelect)
+  DefaultFallthrough,  // nothing, but the key passes through (autograd keys, ADInplaceOrView, BackendSelect)
   Direct,              // a kernel registered at this key
   CompositeExplicitAutogradNonFunctional,
   CompositeExplicitAutograd,

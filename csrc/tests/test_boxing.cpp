@@ -200,7 +200,7 @@ TEST(kernels_may_take_the_key_set_and_state) {
                   }), "probe");
   auto op = d.find_op_or_throw("b::probe").typed<std::string(const TensorBase&)>();
   // The kernel sees the key set at and below its own key: here it serves AutogradCPU.
-  CHECK_EQ(op.call(TensorBase::zeros({1})), "{AutogradCPU, BackendSelect, CPU}");
+  CHECK_EQ(op.call(TensorBase::zeros({1})), "{AutogradCPU, ADInplaceOrView, BackendSelect, CPU}");
   CHECK_EQ(op.call(TensorBase::empty({1}, DeviceType::Meta)), "{Meta}");
   CHECK_EQ(calls, 2);
 }

@@ -65,8 +65,8 @@ TEST(devices_parse_and_register) {
   CHECK_THROWS(register_device_type("xla", DispatchKey::Lazy), "already registered");
   CHECK_THROWS(register_device_type("bad", DispatchKey::AutogradCPU), "backend dispatch key");
   CHECK_EQ(Device("xla:0").str(), "xla:0");
-  CHECK_EQ(key_set_of(xla), DispatchKeySet(DispatchKey::XLA).add(DispatchKey::AutogradXLA));
-  CHECK_EQ(key_set_of(DeviceType::CPU), DispatchKeySet(DispatchKey::CPU).add(DispatchKey::AutogradCPU));
+  CHECK_EQ(key_set_of(xla), DispatchKeySet(DispatchKey::XLA).add(DispatchKey::AutogradXLA).add(DispatchKey::ADInplaceOrView));
+  CHECK_EQ(key_set_of(DeviceType::CPU), DispatchKeySet(DispatchKey::CPU).add(DispatchKey::AutogradCPU).add(DispatchKey::ADInplaceOrView));
   CHECK_EQ(key_set_of(DeviceType::Meta), DispatchKeySet(DispatchKey::Meta));
 }
 
@@ -81,7 +81,7 @@ TEST(tensor_basics) {
   CHECK_EQ(t.get({1, 2}).to<int64_t>(), 6);
   CHECK_EQ(t.get({-1, -1}).to<int64_t>(), 6);
   CHECK_EQ(t.to_string(), "tensor([[1, 2, 3], [4, 5, 6]])");
-  CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU).add(DispatchKey::AutogradCPU));
+  CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU).add(DispatchKey::AutogradCPU).add(DispatchKey::ADInplaceOrView));
   CHECK_THROWS(t.get({2, 0}), "out of range");
   CHECK_THROWS(t.data_ptr<float>(), "data_ptr<float32>() called on a tensor of dtype int64");
   CHECK(!TensorBase().defined());
@@ -176,7 +176,7 @@ TEST(cuda_without_allocator_is_a_clear_error) {
   set_allocator(DeviceType::CUDA, cpu_allocator());
   TensorBase t = TensorBase::empty({2}, DeviceType::CUDA);
   set_allocator(DeviceType::CUDA, previous);
-  CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CUDA).add(DispatchKey::AutogradCUDA));
+  CHECK_EQ(t.key_set(), DispatchKeySet(DispatchKey::CUDA).add(DispatchKey::AutogradCUDA).add(DispatchKey::ADInplaceOrView));
   CHECK_THROWS(host::item(t), "2 elements");
   CHECK_THROWS(host::fill_(t, 1), "CUDA memory is not readable");
 }

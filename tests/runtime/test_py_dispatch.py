@@ -216,6 +216,28 @@ def test_redispatch_continues_below_the_current_key(opdispatch, unary, ns):
     assert calls[-1] == "cpu"
 
 
+def test_ad_inplace_or_view_runs_below_autograd_and_passes_through_by_default(opdispatch, unary, ns):
+    lib, f, calls = unary
+    lib.impl("f", "CPU", lib.marker("cpu"))
+    f(_cpu(opdispatch))
+    assert calls == ["cpu"] and "ADInplaceOrView" not in opdispatch.dispatcher.dump_table(f"{ns}::f")
+
+    def view_kernel(keyset, x):
+        calls.append(f"view saw {keyset.keys()}")
+        return f.redispatch(keyset.without_highest(), x)
+
+    lib.impl("f", "ADInplaceOrView", view_kernel, with_keyset=True)
+    lib.impl("f", "Autograd", lib.marker("autograd"))
+    calls.clear()
+    f(_cpu(opdispatch))  # the marker at Autograd returns without redispatching
+    with opdispatch.dispatcher.exclude_keys("Autograd"):
+        f(_cpu(opdispatch))
+    assert calls == ["autograd", "view saw ['ADInplaceOrView', 'BackendSelect', 'CPU']", "cpu"]
+    keys = opdispatch.dispatcher.DispatchKeySet(["CPU", "AutogradCPU", "ADInplaceOrView", "Functionalize"])
+    assert keys.keys() == ["AutogradCPU", "ADInplaceOrView", "Functionalize", "CPU"]
+    assert "ADInplaceOrView" not in opdispatch.dispatcher.DispatchKeySet("Autograd")
+
+
 def test_failed_registrations_leave_the_state_unchanged(opdispatch, make_lib, ns):
     lib = make_lib(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor", debug="first")

@@ -1,0 +1,28 @@
+// Small pieces the generated Autograd kernels (ops/<g>_Autograd.cpp) use besides guards.h,
+// views.h and autograd_meta.h: the error of an out= function whose arguments require grad, and
+// the node of a function that has no derivative formula.
+#pragma once
+
+#include <string>
+
+#include "autograd/node.h"
+
+namespace op::autograd {
+
+// op::Error "<name>(): functions with out=... arguments don't support automatic
+// differentiation, but one of the arguments requires grad." (PyTorch's words).
+[[noreturn]] void throw_error_out_requires_grad(const char* name);
+
+// The node of a differentiable function without a formula: recording works, backward through it
+// raises op::Error "derivative for <op_name> is not implemented".
+struct NotImplemented : Node {
+  NotImplemented(std::string op_name, edge_list edges);
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "NotImplemented"; }
+  const std::string& op_name() const { return op_name_; }
+
+ private:
+  std::string op_name_;
+};
+
+}  // namespace op::autograd
