@@ -5,6 +5,7 @@
 #pragma once
 
 #include "autograd/autograd_meta.h"
+#include "autograd/generated_support.h"
 #include "autograd/grad_mode.h"
 #include "autograd/guards.h"
 #include "autograd/helpers.h"

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 YAML = "yaml/native_functions.yaml"
+DERIVATIVES = "yaml/derivatives.yaml"
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class Edit:
     check: str = ""                                # Python run against the built opdispatch (names: op, t)
     has_method: bool = True                        # the edited operator has a method variant
     changes_code: bool = True                      # False: the group regenerates to the same bytes
+    derivatives: tuple[tuple[str, str], ...] = ()  # (old, new) in yaml/derivatives.yaml: a schema edit
+                                                   # keeps its entry's name: in step; formula edits
 
 
 SQUARE_KERNEL = """\
@@ -67,9 +70,12 @@ EDITS = (
     Edit("default_value", "add",
          yaml=(("- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                 "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor"),),
+         derivatives=(("- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                       "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor"),),
          check="assert op.add(t([1.0]), t([3.0])).tolist() == [7.0] and t([1.0]).add(t([3.0])).tolist() == [7.0]"),
     Edit("argument_added", "zero",
          yaml=(("- func: zero_(Tensor(a!) self) -> Tensor(a!)", "- func: zero_(Tensor(a!) self, Scalar value=0) -> Tensor(a!)"),),
+         derivatives=(("- name: zero_(Tensor(a!) self) -> Tensor(a!)", "- name: zero_(Tensor(a!) self, Scalar value=0) -> Tensor(a!)"),),
          sources=(("csrc/native/fill.cpp", "TensorBase& native::zero_(TensorBase& self) { return op::fill_(self, 0); }",
                    "TensorBase& native::zero_(TensorBase& self, const Scalar& value) { return op::fill_(self, value); }"),),
          check="x = t([1.0, 2.0]); x.zero_(3); assert x.tolist() == [3.0, 3.0]; assert op.zero_(x).tolist() == [0.0, 0.0]"),
@@ -105,6 +111,7 @@ EDITS = (
                 "  tags: pointwise\n\n", ""),
                ("- func: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
                 "  structured_inherits: TensorIteratorBase\n  dispatch:\n    CPU, CUDA: cos_out\n  tags: pointwise\n\n", "")),
+         derivatives=(("- name: cos(Tensor self) -> Tensor\n  self: -grad * self.sin()\n  result: auto_element_wise\n\n", ""),),
          sources=(("csrc/native/unary_ops.cpp", '#include "ops/cos_native.h"\n', ""),
                   ("csrc/native/unary_ops.cpp", "OP_DEFINE_FLOAT_UNARY(cos)\n", "")),
          check="assert not hasattr(op, 'cos') and not hasattr(t([1.0]), 'cos')\n"
@@ -126,6 +133,7 @@ EDITS = (
          check="x = op.empty([100]); x.uniform_(2.0, 3.0); assert all(2.0 <= v < 3.0 for v in x.tolist())"),
     Edit("overload_renamed", "div",
          yaml=(("- func: div.Scalar(Tensor self, Scalar other) -> Tensor", "- func: div.Scalar_other(Tensor self, Scalar other) -> Tensor"),),
+         derivatives=(("- name: div.Scalar(Tensor self, Scalar other) -> Tensor", "- name: div.Scalar_other(Tensor self, Scalar other) -> Tensor"),),
          check="assert op.div(t([3.0]), 2).tolist() == [1.5] and t([3.0]).div(2).tolist() == [1.5]\n"
                "assert op.ops.aten.div.Scalar_other(t([1.0]), 4).tolist() == [0.25]"),
     Edit("tag_added", "matmul",
@@ -141,6 +149,30 @@ EDITS = (
                 "  variants: function, method  # sin moved below cos\n  tags: [core, pointwise]\n\n"
                 "- func: relu(Tensor self) -> Tensor\n")),
          check="assert op.sin(t([0.0])).tolist() == [0.0] and t([0.0]).sin().tolist() == [0.0]"),
+    # derivatives.yaml edits: the group's Autograd file regenerates, its unit recompiles, nothing else
+    Edit("formula_changed", "sin", yaml=(),
+         derivatives=(("  self: grad * self.cos()\n", "  self: grad * self.cos() * 2\n"),),
+         check="x = t([0.0], requires_grad=True); op.sin(x).sum().backward(); assert x.grad.tolist() == [2.0]"),
+    Edit("formula_added", "cube",  # a new operator with its formula: its group compiles, nothing else
+         yaml=(("- func: matmul(Tensor self, Tensor other) -> Tensor",
+                "- func: cube(Tensor self) -> Tensor\n  structured_delegate: cube.out\n  variants: function, method\n\n"
+                "- func: cube.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+                "  dispatch:\n    CPU: cube_out\n\n"
+                "- func: matmul(Tensor self, Tensor other) -> Tensor"),),
+         derivatives=(("- name: amax(", "- name: cube(Tensor self) -> Tensor\n  self: grad * 3 * self * self\n\n- name: amax("),),
+         sources=(("csrc/native/cube.cpp", "", CUBE_KERNEL),),
+         check="x = t([2.0], requires_grad=True); op.cube(x).sum().backward(); assert x.grad.tolist() == [12.0]\n"
+               "assert op.cube(x).grad_fn.name() == 'CubeBackward0'"),
+    Edit("entry_removed", "cos", yaml=(),
+         derivatives=(("- name: cos(Tensor self) -> Tensor\n  self: -grad * self.sin()\n  result: auto_element_wise\n\n", ""),),
+         check="x = t([1.0], requires_grad=True); y = op.cos(x)\n"
+               "assert y.grad_fn.name() == 'NotImplemented'\n"
+               "try:\n    y.sum().backward()\nexcept op.Error as e:\n    assert 'derivative for aten::cos is not implemented' in str(e)\n"
+               "else:\n    raise AssertionError('backward ran')"),
+    Edit("output_differentiability_changed", "amax", yaml=(),
+         derivatives=(("- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n",
+                       "- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  output_differentiability: [False]\n"),),
+         check="x = t([1.0, 3.0], requires_grad=True); assert not op.amax(x).requires_grad"),
 )
 
 
@@ -156,6 +188,11 @@ def apply_edit(project, edit: Edit) -> set[str]:
     for old, new in edit.yaml:
         text = _replace_once(text, old, new, YAML)
     touched: dict[str, str] = {}
+    if edit.derivatives:
+        derivatives = (project / DERIVATIVES).read_text()
+        for old, new in edit.derivatives:
+            derivatives = _replace_once(derivatives, old, new, DERIVATIVES)
+        touched[DERIVATIVES] = derivatives
     for path, old, new in edit.sources:
         current = touched.get(path, (project / path).read_text() if old else "")
         touched[path] = _replace_once(current, old, new, path) if old else new
@@ -163,7 +200,8 @@ def apply_edit(project, edit: Edit) -> set[str]:
     newest = max(os.stat(p).st_mtime for p in [yaml_path, *(project / p for p in touched if (project / p).exists())])
     while time.time() < int(newest) + 1:
         time.sleep(0.05)
-    yaml_path.write_text(text)
+    if edit.yaml:
+        yaml_path.write_text(text)
     for path, content in touched.items():
         (project / path).write_text(content)
     return set(touched)

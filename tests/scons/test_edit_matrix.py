@@ -116,5 +116,6 @@ def _headers_by_name(project, group: str) -> set[str]:
 
 
 def test_every_edit_kind_of_the_issue_is_covered():
-    assert len(EDITS) == 12 and len({e.name for e in EDITS}) == 12
+    assert len(EDITS) == 16 and len({e.name for e in EDITS}) == 16
+    assert {"formula_changed", "formula_added", "entry_removed", "output_differentiability_changed"} <= {e.name for e in EDITS}
     assert sum(e.has_method for e in EDITS) >= 10  # all but "method added" (and the no-op reorder) hit method operators
