@@ -9,6 +9,11 @@
 // bound-method object; a method overload whose `self` is not its first argument gets x moved
 // there. Operator errors (op::Error) keep their message, prefixed with the overload's name
 // when the message does not start with the operator's name already.
+//
+// Factories (an overload with TensorOptions -- dtype, layout, device, pin_memory -- and no Tensor
+// input, or a *_like / new_* one) also take `requires_grad=False` by keyword, as PyTorch's Python
+// bindings add it: the result's flag is set after the call (opdispatch.ops.aten.* keep the bare
+// schemas, as torch.ops does).
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/autograd_meta.h"
 #include "core/error.h"
 #include "python/bindings.h"
 #include "python/call_slot.h"
@@ -30,6 +36,49 @@ namespace opy {
 namespace {
 
 bool is_python_number(PyObject* o) { return PyLong_Check(o) || PyFloat_Check(o); }
+
+// Which schemas take requires_grad= from Python: torchgen's factory and *_like / new_* functions
+// (TensorOptions arguments; no Tensor input unless the name says like/new).
+bool takes_requires_grad(const op::FunctionSchema& schema) {
+  int options = 0;
+  bool tensor_input = false;
+  for (const op::Argument& a : schema.arguments()) {
+    if (a.is_out) continue;
+    options += a.name == "dtype" || a.name == "layout" || a.name == "device" || a.name == "pin_memory";
+    tensor_input = tensor_input || a.type.is_tensor_like();
+  }
+  const std::string& name = schema.name().name;
+  const bool like = name.size() > 5 && name.compare(name.size() - 5, 5, "_like") == 0;
+  const bool like_or_new = like || name.rfind("new_", 0) == 0;
+  return options == 4 && (!tensor_input || like_or_new);
+}
+
+// A call's requires_grad= keyword, taken out of its keywords.
+struct RequiresGradKeyword {
+  bool given = false;
+  bool value = false;
+  py::object kwargs;  // the call's keywords without it (set when given)
+};
+
+RequiresGradKeyword take_requires_grad(PyObject* kwargs, const std::string& display) {
+  RequiresGradKeyword out;
+  if (kwargs == nullptr) return out;
+  static PyObject* const key = PyUnicode_InternFromString("requires_grad");  // a constant, made once
+  PyObject* value = PyDict_GetItemWithError(kwargs, key);  // borrowed
+  if (value == nullptr) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return out;
+  }
+  if (!PyBool_Check(value))
+    throw py::type_error(display + "(): argument 'requires_grad' must be bool, not " + python_type_name(value));
+  out.given = true;
+  out.value = value == Py_True;
+  out.kwargs = py::reinterpret_steal<py::object>(PyDict_Copy(kwargs));
+  if (!out.kwargs || PyDict_DelItem(out.kwargs.ptr(), key) != 0) throw py::error_already_set();
+  return out;
+}
+
+constexpr const char* kUnexpectedRequiresGrad = "got an unexpected keyword argument 'requires_grad'";
 
 // "aten::add_.Tensor" -> "add": the name operator messages start with.
 std::string base_name(const std::string& qualified) {
@@ -89,12 +138,20 @@ class OverloadSet {
   py::object call(PyObject* args, PyObject* kwargs) {
     if (options_.is_method && PyTuple_GET_SIZE(args) == 0)
       throw py::type_error(options_.display + "(): needs a Tensor to be called on");
-    if (py::object result = try_all(args, kwargs)) return result;
-    if (options_.not_implemented) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-    if (py::object packed = packed_sizes(args)) {
-      if (py::object result = try_all(packed.ptr(), kwargs)) return result;
+    const RequiresGradKeyword requires_grad = take_requires_grad(kwargs, options_.display);
+    PyObject* const given_kwargs = kwargs;
+    if (requires_grad.given) kwargs = requires_grad.kwargs.ptr();
+    py::object result = try_all(args, kwargs, requires_grad.given);
+    if (!result && options_.not_implemented) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    if (!result) {
+      if (py::object packed = packed_sizes(args)) result = try_all(packed.ptr(), kwargs, requires_grad.given);
     }
-    throw py::type_error(mismatch_message(args, kwargs));
+    if (!result) throw py::type_error(mismatch_message(args, kwargs, requires_grad.given ? given_kwargs : nullptr));
+    if (requires_grad.given) {
+      const op::TensorBase* t = as_tensor(result);
+      if (t != nullptr) op::autograd::set_requires_grad(*t, requires_grad.value);
+    }
+    return result;
   }
 
  private:
@@ -106,6 +163,7 @@ class OverloadSet {
     std::shared_ptr<const ArgumentParser> analysed;
     std::vector<bool> tensor_param;    // per positional parameter: Tensor or Tensor?
     std::vector<py::str> required_keywords;
+    bool takes_requires_grad = false;
   };
 
   PyOperator& resolved(Candidate& c) {
@@ -131,6 +189,7 @@ class OverloadSet {
       else if (!a.has_default())
         c.required_keywords.push_back(py::str(a.is_out ? "out" : a.name));  // out=(a, b) names them all "out"
     }
+    c.takes_requires_grad = takes_requires_grad(parser->schema());
     c.analysed = parser;
     return parser;
   }
@@ -166,12 +225,14 @@ class OverloadSet {
     return false;
   }
 
-  // The result of the first overload that binds, or a null object when none does.
-  py::object try_all(PyObject* args, PyObject* kwargs) {
+  // The result of the first overload that binds, or a null object when none does (with
+  // requires_grad= given, only a factory can).
+  py::object try_all(PyObject* args, PyObject* kwargs, bool requires_grad) {
     OverloadAttempts attempts;
     for (Candidate& c : candidates_) {
       PyOperator& overload = resolved(c);
       std::shared_ptr<const ArgumentParser> parser = analysed_parser(c);
+      if (requires_grad && !c.takes_requires_grad) continue;
       py::tuple call_args = arguments_for(c, args);
       if (ruled_out(c, call_args.ptr(), kwargs)) continue;
       if (!attempts.binds(*parser, call_args.ptr(), kwargs)) continue;
@@ -202,19 +263,28 @@ class OverloadSet {
     return packed;
   }
 
-  std::string mismatch_message(PyObject* args, PyObject* kwargs) {
+  // `requires_grad_kwargs`: the call's keywords with requires_grad= (which `kwargs` lacks), or
+  // null when it was not given.
+  std::string mismatch_message(PyObject* args, PyObject* kwargs, PyObject* requires_grad_kwargs) {
+    const bool requires_grad = requires_grad_kwargs != nullptr;
     OverloadAttempts attempts;
     std::vector<std::string> schemas, errors;
     for (Candidate& c : candidates_) {
+      resolved(c);
       py::tuple call_args = arguments_for(c, args);
-      std::shared_ptr<const ArgumentParser> parser = resolved(c).parser();
-      attempts.binds(*parser, call_args.ptr(), kwargs);
+      std::shared_ptr<const ArgumentParser> parser = analysed_parser(c);
       schemas.push_back(parser->schema().str());
+      if (requires_grad && !c.takes_requires_grad) {
+        errors.push_back(kUnexpectedRequiresGrad);
+        continue;
+      }
+      attempts.binds(*parser, call_args.ptr(), kwargs);
       errors.push_back(attempts.error().empty() ? "accepts them" : attempts.error());
     }
     if (candidates_.size() == 1) return options_.display + "(): " + errors[0];
-    return no_overload_message(options_.display, describe_arguments(args, kwargs, options_.is_method ? 1 : 0),
-                               schemas, errors);
+    const std::string described =
+        describe_arguments(args, requires_grad ? requires_grad_kwargs : kwargs, options_.is_method ? 1 : 0);
+    return no_overload_message(options_.display, described, schemas, errors);
   }
 
   Options options_;

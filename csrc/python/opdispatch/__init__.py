@@ -12,6 +12,10 @@ are exactly the yaml operators whose `variants` include `function` / `method`; e
 to the first overload whose schema accepts the arguments. Tensors also support + - * / ** @,
 comparisons, in-place operators, abs(), basic indexing and bool()/int()/float().
 
+Autograd as in PyTorch: tensor(..., requires_grad=True) and factories' requires_grad=, then
+y.backward(), x.grad, y.grad_fn, opdispatch.no_grad(); opdispatch.autograd has backward, grad
+and gradcheck.
+
 opdispatch.cuda says whether CUDA kernels were built and a device is present.
 opdispatch.load_library(path) loads a compiled operator library (opgen's OpgenOperatorLibrary);
 get_include() / get_library_dir() locate an installed runtime's headers and library.
@@ -37,12 +41,14 @@ from opdispatch._C import (  # noqa: F401 - the public API
     from_numpy,
 )
 from opdispatch.creation import tensor  # noqa: F401
-from opdispatch import cuda, dispatcher, functionalization, library, ops  # noqa: F401
+from opdispatch import autograd, cuda, dispatcher, functionalization, library, ops  # noqa: F401
+from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from opdispatch.functionalization import from_functional, functionalize, is_functional, to_functional  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
 from opdispatch.loading import load_library  # noqa: F401
 from opdispatch.sdk import get_include, get_library_dir  # noqa: F401
 from opdispatch import functions as _functions
+from opdispatch.autograd import install_autograd as _install_autograd
 from opdispatch.indexing import install_indexing as _install_indexing
 from opdispatch.operators import install_operators as _install_operators
 from opdispatch.printing import install_printing as _install_printing
@@ -52,6 +58,7 @@ _install_methods(Tensor)
 _install_operators(Tensor)
 _install_indexing(Tensor)
 _install_printing(Tensor)
+_install_autograd(Tensor)
 
 _FUNCTIONS = _functions.make_functions()
 globals().update(_FUNCTIONS)
@@ -63,7 +70,8 @@ globals().update({name: getattr(_C, name) for name in _RANDOM})
 __all__ = sorted(
     ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
      "register_device_type", "cuda", "dispatcher", "library", "ops", "functionalization", "functionalize",
-     "is_functional", "to_functional", "from_functional", "load_library", "get_include", "get_library_dir"]
+     "is_functional", "to_functional", "from_functional", "load_library", "get_include", "get_library_dir",
+     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
     + _RANDOM
     + [name for name in _FUNCTIONS if not name.startswith("_")]
 )

@@ -1,5 +1,5 @@
-"""opdispatch.tensor(data, dtype=None, device=None): a new tensor from nested lists, numbers
-or numpy arrays (always a copy; from_numpy shares memory instead)."""
+"""opdispatch.tensor(data, dtype=None, device=None, requires_grad=False): a new tensor from nested
+lists, numbers or numpy arrays (always a copy; from_numpy shares memory instead)."""
 from __future__ import annotations
 
 import numpy as np
@@ -49,8 +49,9 @@ def _to_copy(t: _C.Tensor, device: str) -> _C.Tensor:
     return ops.aten._to_copy.default(t, device=device)
 
 
-def tensor(data, dtype=None, device=None) -> _C.Tensor:
-    """A tensor holding a copy of `data` (a number, nested lists/tuples, or an ndarray)."""
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> _C.Tensor:
+    """A tensor holding a copy of `data` (a number, nested lists/tuples, or an ndarray); a leaf
+    that requires grad when `requires_grad` (floating dtypes only)."""
     if isinstance(data, _C.Tensor):
         if data.device == "meta":
             raise TypeError("can't copy the values of a meta tensor: it has none")
@@ -65,4 +66,6 @@ def tensor(data, dtype=None, device=None) -> _C.Tensor:
     if _C._functionalization_enabled():  # inside opdispatch.functionalize: a functional tensor
         from opdispatch import ops  # noqa: PLC0415 - ops imports the package; resolve at call time
         result = ops.aten.lift_fresh.default(result)
+    if requires_grad:
+        result.requires_grad_(True)
     return result

@@ -5,11 +5,14 @@
     tensor([1, 2], dtype=int32)
     tensor([0.1000, 2.5000], device='xla')
     tensor(..., device='meta', size=(2, 3))
+    tensor([1., 2.], requires_grad=True)
+    tensor(5., grad_fn=<SumBackward0>)
 
 Values share one width per tensor (right-aligned). Floats print with 4 decimals, as integers
 with a trailing '.' when all are whole, or in scientific notation when their magnitudes span
 too much. dtype= is shown when the printed values do not already imply it (bool, int64 and
-float32 do). Tensors over SUMMARY_THRESHOLD elements show EDGE_ITEMS values at each end of
+float32 do); then the backward node that made the tensor (grad_fn=), or requires_grad=True
+for a leaf that requires grad. Tensors over SUMMARY_THRESHOLD elements show EDGE_ITEMS values at each end of
 every dimension with '...' between.
 """
 from __future__ import annotations
@@ -113,6 +116,13 @@ def _size(t: _C.Tensor) -> str:
     return "size=" + repr(tuple(t.shape))
 
 
+def _autograd_suffix(t: _C.Tensor) -> list[str]:
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        return [f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>"]
+    return ["requires_grad=True"] if t.requires_grad else []
+
+
 def tensor_repr(t: _C.Tensor) -> str:
     suffixes = [] if t.device == "cpu" else [f"device='{t.device}'"]
     values = _host_values(t)
@@ -132,6 +142,7 @@ def tensor_repr(t: _C.Tensor) -> str:
         implied = t.dtype in _IMPLIED_BY_VALUES
     if not implied:
         suffixes.append(f"dtype={t.dtype.name}")
+    suffixes += _autograd_suffix(t)
     return PREFIX + ", ".join([body] + suffixes) + ")"
 
 
