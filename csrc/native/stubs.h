@@ -49,6 +49,34 @@ OP_DECLARE_STUB(amax_stub, ReduceFn);
 OP_DECLARE_STUB(amin_stub, ReduceFn);
 OP_DECLARE_STUB(argmax_stub, ReduceFn);  // index of the first maximum along the reduced dims, row-major
 
+// ----- log_softmax over one dimension (softmax_ops.cpp): operands contiguous with one shape
+// and one floating dtype, dim wrapped (0 for a 0-d tensor, which counts as one element).
+// out = self - log(sum(exp(self), dim)); grad_input = grad_output - exp(output) * sum(grad_output, dim).
+OP_DECLARE_STUB(log_softmax_stub, void(const TensorBase& out, const TensorBase& self, int64_t dim));
+OP_DECLARE_STUB(log_softmax_backward_stub,
+                void(const TensorBase& grad_input, const TensorBase& grad_output, const TensorBase& output, int64_t dim));
+
+// ----- losses (loss_ops.cpp); `reduction` is 0 none, 1 mean, 2 sum.
+// mse: meta() built the iterator over (self, target); the result is (self - target)^2.
+OP_DECLARE_STUB(mse_stub, PointwiseFn);
+// grad_input = norm * (self - target) * grad_output; the inputs have grad_input's dtype and are
+// expanded to its shape (stride 0 where broadcast); grad_input shares no memory with them.
+OP_DECLARE_STUB(mse_backward_stub, void(const TensorBase& grad_input, const TensorBase& self, const TensorBase& target,
+                                        const TensorBase& grad_output, double norm));
+// nll_loss on rows: self [N, C] contiguous and floating, target [N] contiguous int64, weight [C]
+// contiguous with self's dtype or undefined. Targets equal to ignore_index are skipped; others
+// out of [0, C) are an error. The outputs are contiguous: output [N] for none, one element
+// otherwise (the weighted sum of -self[i][target[i]], divided by the total weight for mean);
+// total_weight one element (the sum of the weights of the targets counted; 0 for none).
+OP_DECLARE_STUB(nll_loss_forward_stub,
+                void(const TensorBase& output, const TensorBase& total_weight, const TensorBase& self,
+                     const TensorBase& target, const TensorBase& weight, int64_t reduction, int64_t ignore_index));
+// grad_input [N, C] contiguous (every element written); grad_output [N] for none, one element
+// otherwise; total_weight one element; all of self's dtype and on its device.
+OP_DECLARE_STUB(nll_loss_backward_stub,
+                void(const TensorBase& grad_input, const TensorBase& grad_output, const TensorBase& target,
+                     const TensorBase& weight, const TensorBase& total_weight, int64_t reduction, int64_t ignore_index));
+
 // ----- linear algebra: batched 3-d matrices of one dtype, out [B,M,N] = beta * bias + alpha *
 // (a [B,M,K] @ b [B,K,N]); bias is undefined (beta ignored) or expanded to out's shape; out
 // does not overlap a, b or bias.

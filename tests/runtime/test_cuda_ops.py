@@ -315,3 +315,55 @@ def test_empty_tensors(cuda):
     assert list(cuda.add(x, 1).shape) == [0, 3]
     assert host(cuda.sum(x, [0])).tolist() == [0.0, 0.0, 0.0]
     assert host(x.to(cuda.int64)).shape == (0, 3)
+
+
+# ----- log_softmax and the losses (test_ops_loss.py checks the CPU loops against numpy) -----
+
+@pytest.mark.parametrize("dtype", FLOATING)
+def test_log_softmax_and_its_backward(cuda, dtype):
+    rng = np.random.default_rng(16)
+    aten = cuda.ops.aten
+    a, b = random_array(rng, (5, 7), dtype), random_array(rng, (2, 3, 4), dtype)
+    for dim in (0, 1, -1):
+        compare(cuda, lambda x: cuda.log_softmax(x, dim), a)
+    compare(cuda, lambda x: aten._log_softmax.default(x, 1, False), b)
+    compare(cuda, lambda x: aten._log_softmax.default(x.transpose(0, 2), 0, False), b)  # strided input
+    output = aten._log_softmax.default(cuda.from_numpy(b), 1, False).numpy()
+    grad = random_array(rng, (2, 3, 4), dtype)
+    compare(cuda, lambda g, y: aten._log_softmax_backward_data.default(g, y, 1, getattr(cuda, dtype)), grad, output)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("dtype", FLOATING)
+def test_nll_loss_forward_and_backward(cuda, reduction, dtype):
+    rng = np.random.default_rng(17)
+    aten = cuda.ops.aten
+    x = random_array(rng, (300, 5), dtype)  # more rows than a block has threads
+    target = rng.integers(0, 5, size=300).astype(np.int64)
+    weight = (rng.random(5) + 0.5).astype(dtype)
+    for i in range(2):
+        compare(cuda, lambda s, t, w: aten.nll_loss_forward.default(s, t, w, reduction, 2)[i], x, target, weight)
+        compare(cuda, lambda s, t: aten.nll_loss_forward.default(s, t, None, reduction, -100)[i], x, target)
+    total = aten.nll_loss_forward.default(cuda.from_numpy(x), cuda.from_numpy(target), cuda.from_numpy(weight),
+                                          reduction, 2)[1].numpy()
+    grad = random_array(rng, (300,), dtype) if reduction == 0 else np.array(0.5, dtype=dtype)
+    compare(cuda, lambda g, s, t, w, tw: aten.nll_loss_backward.default(g, s, t, w, reduction, 2, tw),
+            grad, x, target, weight, total)
+
+
+def test_nll_loss_with_a_target_out_of_bounds_raises_on_cuda(cuda):
+    x, target = on_device(cuda, np.zeros((3, 4), np.float32)), on_device(cuda, np.array([0, 9, 1]))
+    with pytest.raises(cuda.Error, match="^nll_loss_forward: Target is out of bounds"):
+        cuda.nll_loss(x, target)
+    assert host(cuda.nll_loss(x, on_device(cuda, np.array([0, -100, 1])))).shape == ()  # the device carries on
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("dtype", FLOATING)
+def test_mse_loss_and_its_backward(cuda, reduction, dtype):
+    rng = np.random.default_rng(18)
+    aten = cuda.ops.aten
+    a, b = random_array(rng, (4, 6), dtype), random_array(rng, (6,), dtype)
+    compare(cuda, lambda x, y: aten.mse_loss.default(x, y, reduction), a, b)
+    grad = random_array(rng, (4, 6), dtype) if reduction == 0 else np.array(1.5, dtype=dtype)
+    compare(cuda, lambda g, x, y: aten.mse_loss_backward.default(g, x, y, reduction), grad, a, b)
