@@ -1,6 +1,6 @@
 """Benchmark: the edit matrix (tests/scons/edit_cases.py) as a table, beside torchgen; cold builds.
 
-    python tests/bench/bench_edits.py [--work DIR] [--no-torchgen] [--cold] [--baseline REV]
+    python tests/bench/bench_edits.py [--work DIR] [--no-torchgen] [--cold | --only-cold] [--baseline REV|none]
 
 A report, not a test: it prints tables and exits 0 (1 when a build or generator failed).
 
@@ -13,9 +13,11 @@ A report, not a test: it prints tables and exits 0 (1 when a build or generator 
    headers) each regenerate an output tree made from the unedited yaml; files and bytes they
    rewrite. Every edit is content neither tool has seen (fresh caches, fresh trees).
 3. --cold: the whole default build (`scons -j2 --ccache=off`, CUDA as detected) of this tree
-   and of --baseline REV (default: the commit before the TensorBase split), one after the other
-   in this run; plus, for three groups, the translation units each tree compiles for them:
-   count, preprocessed lines and compile seconds.
+   with the autograd layer (the default: yaml/derivatives.yaml) and without it
+   (`--derivatives=off`), wall and CPU seconds and their ratio (goal: at most 1.15x); then the
+   build of --baseline REV (default: the commit before the TensorBase split; `none` skips it)
+   beside this tree's, one after the other in this run, and for three groups the translation
+   units each tree compiles for them: count, preprocessed lines and compile seconds.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import argparse
 import os
 import pathlib
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -43,6 +46,7 @@ from table import render_table  # noqa: E402
 
 BASELINE = "d11c74a"  # main before issue 15: class op::Tensor included every group's methods
 TYPICAL_GROUPS = ("add", "sum", "view")
+AUTOGRAD_COLD_GOAL = 1.15  # the cold build with the autograd layer / without it
 
 
 # ----- 1. our yaml through SCons -----
@@ -231,15 +235,19 @@ def _tree_at(rev: str, where: str) -> str:
     return where
 
 
-def _cold_build(project: str) -> tuple[float, int, str]:
-    """Seconds, compiles and the build's output (its command lines)."""
+def _cold_build(project: str, *options: str) -> tuple[float, float, int, str]:
+    """Wall seconds, CPU seconds (user+sys of scons and every compiler it ran), compiles and the
+    build's output (its command lines)."""
     cache = os.path.join(project, "cold-cache")  # an empty codegen cache: render everything
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    run = run_scons(project, "-j2", "--ccache=off", env={"OPGEN_CACHE_DIR": cache}, timeout=None)
+    run = run_scons(project, "-j2", "--ccache=off", *options, env={"OPGEN_CACHE_DIR": cache}, timeout=None)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode:
-        raise RuntimeError(f"cold build of {project} failed:\n{(run.stdout + run.stderr)[-2000:]}")
-    return seconds, len(re.findall(r" -c ", run.stdout)), run.stdout
+        raise RuntimeError(f"cold build of {project} {' '.join(options)} failed:\n{(run.stdout + run.stderr)[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu, len(re.findall(r" -c ", run.stdout)), run.stdout
 
 
 def _units_of(project: str, group: str) -> list[str]:
@@ -272,16 +280,37 @@ def _compile_figures(project: str, build_log: str, sources: list[str]) -> tuple[
     return lines, seconds
 
 
-def cold(work: str, baseline: str) -> tuple[list[list[str]], list[list[str]]]:
+def cold_autograd(work: str) -> tuple[list[list[str]], tuple[str, str, float, float]]:
+    """This tree's cold build without the autograd layer, then with it: rows, and the build with
+    autograd (project, log, wall and CPU seconds) for the baseline comparison."""
+    rows, built = [], {}
+    for label, name, options in (("this tree, --derivatives=off", "cold-no-autograd", ("--derivatives=off",)),
+                                 ("this tree, with autograd (default)", "cold-after", ())):
+        project = str(copy_project(_fresh(os.path.join(work, name))))
+        seconds, cpu, compiles, log = _cold_build(project, *options)
+        built[name] = (project, log, seconds, cpu)
+        rows.append([label, str(compiles), f"{seconds:.0f}", f"{cpu:.0f}", "", ""])
+    (_, _, off_s, off_cpu), (_, _, on_s, on_cpu) = built["cold-no-autograd"], built["cold-after"]
+    wall_ratio, cpu_ratio = on_s / off_s, on_cpu / off_cpu
+    rows.append(["with / without", "", f"{wall_ratio:.2f}x", f"{cpu_ratio:.2f}x", f"<= {AUTOGRAD_COLD_GOAL}x",
+                 f"wall {'yes' if wall_ratio <= AUTOGRAD_COLD_GOAL else 'NO'}, "
+                 f"CPU {'yes' if cpu_ratio <= AUTOGRAD_COLD_GOAL else 'NO'}"])
+    shutil.rmtree(built["cold-no-autograd"][0])
+    return rows, built["cold-after"]
+
+
+def cold_baseline(work: str, baseline: str, built_after: tuple[str, str, float, float]) -> tuple[list[list[str]], list[list[str]]]:
+    """The cold build of ``baseline`` beside this tree's (``built_after``: cold_autograd's)."""
     before = _tree_at(baseline, os.path.join(work, "cold-before"))
-    after = copy_project(_fresh(os.path.join(work, "cold-after")))
+    after, after_log, after_s, after_cpu = built_after
     builds, units = [], []
     try:
-        logs = {}
-        for label, project in ((f"before ({baseline})", before), ("after (this tree)", after)):
-            seconds, compiles, logs[project] = _cold_build(project)
-            builds.append([label, str(compiles), f"{seconds:.0f}"])
-        builds.append(["after / before", "", f"{float(builds[1][2]) / float(builds[0][2]):.2f}x"])
+        seconds, cpu, compiles, before_log = _cold_build(before)
+        logs = {before: before_log, after: after_log}
+        builds.append([f"before ({baseline})", str(compiles), f"{seconds:.0f}", f"{cpu:.0f}"])
+        builds.append(["after (this tree, with autograd)", str(len(re.findall(r" -c ", after_log))),
+                       f"{after_s:.0f}", f"{after_cpu:.0f}"])
+        builds.append(["after / before", "", f"{after_s / seconds:.2f}x", f"{after_cpu / cpu:.2f}x"])
         for group in TYPICAL_GROUPS:
             row = [group]
             for project in (before, after):
@@ -296,6 +325,17 @@ def cold(work: str, baseline: str) -> tuple[list[list[str]], list[list[str]]]:
 
 # ----- report -----
 
+def edit_tables(work: str, torchgen: Optional[str]) -> None:
+    print("Our yaml, SCons (--cuda=off; edits rebuilt without ccache): one single-operator edit per row, each on a copy of one built tree\n")
+    print(render_table(["edit", "group", "groups regenerated", "files rewritten", "objects recompiled", "rebuild s"],
+                       our_matrix(work), "<<>>>>"))
+    print("\nPyTorch 2.13's yaml, the same kind of edit: files and kB each generator rewrites in a tree made from "
+          "the unedited yaml\n")
+    header = ["edit", "opgen groups", "opgen files", "opgen kB", "opgen s"]
+    header += ["torchgen files", "torchgen kB", "torchgen s"] if torchgen else []
+    print(render_table(header, pytorch_matrix(work, torchgen), "<" + ">" * (len(header) - 1)))
+
+
 def _fresh(path: str) -> pathlib.Path:
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
@@ -306,28 +346,30 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", default=None, help="scratch directory (default: a temp dir, removed after)")
     parser.add_argument("--no-torchgen", action="store_true", help="measure opgen only")
-    parser.add_argument("--cold", action="store_true", help="also time cold builds of this tree and of --baseline")
-    parser.add_argument("--baseline", default=BASELINE, help=f"the tree --cold compares with (default {BASELINE})")
+    parser.add_argument("--cold", action="store_true",
+                        help="also time cold builds of this tree with and without autograd, and of --baseline")
+    parser.add_argument("--only-cold", action="store_true", help="--cold without the edit tables")
+    parser.add_argument("--baseline", default=BASELINE,
+                        help=f"the tree --cold compares with (default {BASELINE}; none: no baseline build)")
     args = parser.parse_args(argv)
     work = args.work or tempfile.mkdtemp(prefix="bench-edits-")
-    torchgen = None if args.no_torchgen else ensure_torchgen()
+    torchgen = None if args.no_torchgen or args.only_cold else ensure_torchgen()
     try:
-        print("Our yaml, SCons (--cuda=off; edits rebuilt without ccache): one single-operator edit per row, each on a copy of one built tree\n")
-        print(render_table(["edit", "group", "groups regenerated", "files rewritten", "objects recompiled", "rebuild s"],
-                           our_matrix(work), "<<>>>>"))
-        print("\nPyTorch 2.13's yaml, the same kind of edit: files and kB each generator rewrites in a tree made from "
-              "the unedited yaml\n")
-        header = ["edit", "opgen groups", "opgen files", "opgen kB", "opgen s"]
-        header += ["torchgen files", "torchgen kB", "torchgen s"] if torchgen else []
-        print(render_table(header, pytorch_matrix(work, torchgen), "<" + ">" * (len(header) - 1)))
-        if args.cold:
-            builds, units = cold(work, args.baseline)
-            print("\nCold default build, `scons -j2 --ccache=off` (the whole library, tests and bindings), one after the other\n")
-            print(render_table(["tree", "compiles", "wall s"], builds, "<>>"))
-            print("\nGenerated translation units compiled for a group: count, preprocessed lines, seconds to compile "
-                  "with the command its build ran\n")
-            print(render_table(["group", "before TUs", "before lines", "before s", "after TUs", "after lines", "after s"],
-                               units, "<>>>>>>"))
+        if not args.only_cold:
+            edit_tables(work, torchgen)
+        if args.cold or args.only_cold:
+            rows, built_after = cold_autograd(work)
+            print("\nCold default build, `scons -j2 --ccache=off` (the whole library, tests and bindings), "
+                  "without the autograd layer and with it, one after the other\n")
+            print(render_table(["tree", "compiles", "wall s", "CPU s", "goal", "met"], rows, "<>>><<"))
+            if args.baseline != "none":
+                builds, units = cold_baseline(work, args.baseline, built_after)
+                print(f"\nThe same build of {args.baseline} beside this tree's (with autograd)\n")
+                print(render_table(["tree", "compiles", "wall s", "CPU s"], builds, "<>>>"))
+                print("\nGenerated translation units compiled for a group: count, preprocessed lines, seconds to compile "
+                      "with the command its build ran\n")
+                print(render_table(["group", "before TUs", "before lines", "before s", "after TUs", "after lines", "after s"],
+                                   units, "<>>>>>>"))
         return 0
     except (RuntimeError, subprocess.CalledProcessError) as error:
         print(f"bench_edits: {error}", file=sys.stderr)
