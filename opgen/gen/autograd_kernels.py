@@ -154,10 +154,13 @@ class AutogradModel:
 
     def fingerprint(self, group: OperatorGroup) -> str:
         """The autograd inputs of the group's files, as one digest: its functions' decisions, the
-        infos they use (formulas, not their lines), and the schemas of the groups the formulas
-        name (a formula's C++ depends on its callees' overloads)."""
+        infos they use (formulas, not their lines), and the operators the formulas may call: the
+        full schema of those they name (a method-only call fills in the callee's defaults), the
+        signature without defaults of those their arithmetic becomes (`a * b` is op::mul(a, b):
+        only which overloads exist matters)."""
         parts: list[str] = []
         named: set[str] = set()
+        arithmetic: set[str] = set()
         for f in group.functions:
             d = self.decision(f)
             parts.append(f"{d.name} {d.kind.value} {d.node} {d.inplace_or_view.value} {d.info} {','.join(d.autograd_keys)}")
@@ -165,11 +168,15 @@ class AutogradModel:
             if info is not None:
                 parts.append(_info_text(info))
                 for formula in info.formulas:
-                    named.update(callee_candidates(formula.text))
+                    named.update(_IDENTIFIER.findall(formula.text))
+                    arithmetic.update(arithmetic_callees(formula.text))
                 if d.inplace_or_view is not InplaceOrViewKind.none:
                     named.add("clone")  # an in-place kernel saves a clone of self
         for name in sorted(named & self._groups.keys() - {group.name}):
             parts.append(f"callee {name}: " + "; ".join(str(f.func) for f in self._groups[name].functions))
+        for name in sorted(arithmetic & self._groups.keys() - named - {group.name}):
+            parts.append(f"operator {name}: " + "; ".join(
+                f"{f.func.name} {f.func.signature(strip_default=True)}" for f in self._groups[name].functions))
         return digest(*(p.encode() for p in parts))
 
 
@@ -179,14 +186,9 @@ _SYMBOL_CALLEES = {"+": ("add",), "-": ("sub", "neg", "rsub"), "*": ("mul",), "/
                    "=": ("eq", "le", "ge"), "!": ("ne",), "<": ("lt", "le", "gt", "ge"), ">": ("lt", "le", "gt", "ge")}
 
 
-def callee_candidates(text: str) -> set[str]:
-    """Every operator name the formula's C++ may call: the names it spells (functions, methods)
-    and those its arithmetic becomes. A superset, found without translating."""
-    names = set(_IDENTIFIER.findall(text))
-    for char, callees in _SYMBOL_CALLEES.items():
-        if char in text:
-            names.update(callees)
-    return names
+def arithmetic_callees(text: str) -> set[str]:
+    """The operators the formula's arithmetic may become (a superset, found without translating)."""
+    return {callee for char, callees in _SYMBOL_CALLEES.items() if char in text for callee in callees}
 
 
 def _key(f: NativeFunction) -> str:

@@ -49,7 +49,7 @@ def _load(env, yaml, tags=None):
     return model
 
 
-def _derivatives(env, model, derivatives):
+def _derivatives(env, model, derivatives, found_beside=False):
     from opgen.gen.autograd_kernels import AutogradModel
     from opgen.model.derivatives import load_derivatives
 
@@ -59,7 +59,8 @@ def _derivatives(env, model, derivatives):
             return AutogradModel(model, load_derivatives(node.srcnode().abspath, model,
                                                          display_name=display_path(env, derivatives, node)))
     except OpgenError as exc:
-        stop(exc, "invalid derivatives yaml; nothing was built")
+        hint = " (found beside the operator yaml: --derivatives=FILE names another, --derivatives=off builds without autograd)"
+        stop(exc, "invalid derivatives yaml; nothing was built" + (hint if found_beside else ""))
 
 
 def _write_model_json(target, source, env):

@@ -104,17 +104,19 @@ EDITS = (
          sources=(("csrc/native/cube.cpp", "", CUBE_KERNEL),),
          check="assert op.cube(t([2.0])).tolist() == [8.0] and t([3.0]).cube().tolist() == [27.0]\n"
                "assert tuple(op.cube(op.empty([2, 5], device='meta')).shape) == (2, 5)"),
-    Edit("operator_removed", "cos",
-         yaml=(("- func: cos(Tensor self) -> Tensor\n  structured_delegate: cos.out\n  variants: function, method\n"
+    # tanh: an operator no backward formula calls (removing cos would leave sin's formula,
+    # grad * self.cos(), calling an operator that no longer exists: an error at its line)
+    Edit("operator_removed", "tanh",
+         yaml=(("- func: tanh(Tensor self) -> Tensor\n  structured_delegate: tanh.out\n  variants: function, method\n"
                 "  tags: [core, pointwise]\n\n", ""),
-               ("- func: cos_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: cos.out\n  variants: function, method\n"
+               ("- func: tanh_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: tanh.out\n  variants: function, method\n"
                 "  tags: pointwise\n\n", ""),
-               ("- func: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
-                "  structured_inherits: TensorIteratorBase\n  dispatch:\n    CPU, CUDA: cos_out\n  tags: pointwise\n\n", "")),
-         derivatives=(("- name: cos(Tensor self) -> Tensor\n  self: -grad * self.sin()\n  result: auto_element_wise\n\n", ""),),
-         sources=(("csrc/native/unary_ops.cpp", '#include "ops/cos_native.h"\n', ""),
-                  ("csrc/native/unary_ops.cpp", "OP_DEFINE_FLOAT_UNARY(cos)\n", "")),
-         check="assert not hasattr(op, 'cos') and not hasattr(t([1.0]), 'cos')\n"
+               ("- func: tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+                "  structured_inherits: TensorIteratorBase\n  dispatch:\n    CPU, CUDA: tanh_out\n  tags: pointwise\n\n", "")),
+         derivatives=(("- name: tanh(Tensor self) -> Tensor\n  self: grad - grad * result * result\n  result: auto_element_wise\n\n", ""),),
+         sources=(("csrc/native/unary_ops.cpp", '#include "ops/tanh_native.h"\n', ""),
+                  ("csrc/native/unary_ops.cpp", "OP_DEFINE_FLOAT_UNARY(tanh)\n", "")),
+         check="assert not hasattr(op, 'tanh') and not hasattr(t([1.0]), 'tanh')\n"
                "assert op.sin(t([0.0])).tolist() == [0.0]"),
     Edit("method_added", "zeros_like",
          yaml=(("- func: zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
@@ -152,7 +154,8 @@ EDITS = (
     # derivatives.yaml edits: the group's Autograd file regenerates, its unit recompiles, nothing else
     Edit("formula_changed", "sin", yaml=(),
          derivatives=(("  self: grad * self.cos()\n", "  self: grad * self.cos() * 2\n"),),
-         check="x = t([0.0], requires_grad=True); op.sin(x).sum().backward(); assert x.grad.tolist() == [2.0]"),
+         check="x = t([0.0], requires_grad=True); op.sin(x).sum().backward(); assert x.grad.tolist() == [2.0]",
+         has_method=False),
     Edit("formula_added", "cube",  # a new operator with its formula: its group compiles, nothing else
          yaml=(("- func: matmul(Tensor self, Tensor other) -> Tensor",
                 "- func: cube(Tensor self) -> Tensor\n  structured_delegate: cube.out\n  variants: function, method\n\n"
@@ -168,11 +171,13 @@ EDITS = (
          check="x = t([1.0], requires_grad=True); y = op.cos(x)\n"
                "assert y.grad_fn.name() == 'NotImplemented'\n"
                "try:\n    y.sum().backward()\nexcept op.Error as e:\n    assert 'derivative for aten::cos is not implemented' in str(e)\n"
-               "else:\n    raise AssertionError('backward ran')"),
+               "else:\n    raise AssertionError('backward ran')",
+         has_method=False),
     Edit("output_differentiability_changed", "amax", yaml=(),
          derivatives=(("- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n",
                        "- name: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor\n  output_differentiability: [False]\n"),),
-         check="x = t([1.0, 3.0], requires_grad=True); assert not op.amax(x).requires_grad"),
+         check="x = t([1.0, 3.0], requires_grad=True); assert not op.amax(x).requires_grad",
+         has_method=False),
 )
 
 

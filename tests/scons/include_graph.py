@@ -78,5 +78,15 @@ class IncludeGraph:
 
     def objects_including_by_name(self, headers: set[str]) -> set[str]:
         """Objects whose source itself writes ``#include "<header>"`` for one of ``headers``
-        (names as included: "ops/add.h")."""
-        return {obj for source, obj in self.objects.items() if set(_INCLUDE.findall(self._read(source))) & headers}
+        (names as included: "ops/add.h"); a group's unit counts the group's sources it includes
+        (a group's Autograd file includes the ops/<g>.h its formulas call)."""
+        return {obj for source, obj in self.objects.items() if self._written_includes(source) & headers}
+
+    def _written_includes(self, source: str) -> set[str]:
+        names = set(_INCLUDE.findall(self._read(source)))
+        if source.endswith(UNIT_SUFFIX):
+            for name in list(names):
+                resolved = self._resolve(name)
+                if name.endswith(".cpp") and resolved:
+                    names |= set(_INCLUDE.findall(self._read(resolved)))
+        return names

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from helpers import ccache_hits, ccache_log_stats, copy_built, copy_project, snapshot
-from scons_helpers import GEN, GROUPS, Build, changed_files, hand_written_objects_including, ok, scons
+from scons_helpers import EDITED_FILES, GEN, GROUPS, Build, changed_files, edit_add_default, hand_written_objects_including, ok, scons
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,10 @@ def project(built_project, tmp_path_factory):
 def yaml_file(project):
     """The project's yaml; restored and rebuilt after the test."""
     path = project / "yaml" / "native_functions.yaml"
-    original = path.read_text()
+    originals = {relative: (project / relative).read_text() for relative in EDITED_FILES}
     yield path
-    path.write_text(original)
+    for relative, text in originals.items():
+        (project / relative).write_text(text)
     ok(scons(project))
 
 
@@ -51,7 +52,8 @@ def test_noop_build_does_nothing(project):
 def test_scons_and_the_cli_generate_the_same_files(project, tmp_path):
     # The library needs no umbrella header (nothing it compiles includes one): build them too.
     ok(scons(project, target="generated"))
-    result = subprocess.run([sys.executable, "-m", "opgen", "generate", "yaml/native_functions.yaml", "--out", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "opgen", "generate", "yaml/native_functions.yaml", "--out", str(tmp_path),
+                             "--derivatives", "yaml/derivatives.yaml"],
                             cwd=project, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert {p: d for p, (d, _) in snapshot(tmp_path).items()} == {p: d for p, (d, _) in snapshot(project / GEN).items()}
@@ -59,7 +61,7 @@ def test_scons_and_the_cli_generate_the_same_files(project, tmp_path):
 
 def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, yaml_file):
     before = snapshot(project / GEN)
-    yaml_file.write_text(yaml_file.read_text().replace("Tensor other, *, Scalar alpha=1) -> Tensor\n", "Tensor other, *, Scalar alpha=2) -> Tensor\n", 1))
+    edit_add_default(project, "2", write=lambda path, text: path.write_text(text))
     build = ok(scons(project, "--debug=explain"))
     assert build.regenerated == (1, GROUPS) and build.regenerated_names == ["add"]
     assert "`add:" in build.result.stdout  # --debug=explain names the group whose key changed
@@ -88,8 +90,9 @@ def test_added_operator_adds_files_and_removed_operator_deletes_them(project, ya
     assert build.regenerated == (1, GROUPS + 1) and build.regenerated_names == ["twice"]
     after = snapshot(project / GEN)
     added = {p for p in after if p not in before}
+    # twice has no derivatives entry: its Autograd kernel records a NotImplemented node
     assert added == {"ops/twice.h", "ops/twice_ops.h", "ops/twice_native.h", "ops/twice_schema.cpp",
-                     "ops/twice_CompositeExplicitAutograd.cpp", "ops/twice_unit.cpp"}
+                     "ops/twice_CompositeExplicitAutograd.cpp", "ops/twice_Autograd.cpp", "ops/twice_unit.cpp"}
     # Nothing the library compiles includes an umbrella: a new operator rewrites no existing file ...
     assert changed_files(before, after) - added == set()
     assert build.compiled == {"build/obj/gen/ops/twice_unit.os"}  # one object per group

@@ -9,12 +9,12 @@ import os
 
 from helpers import copy_built, same_second_env, snapshot
 from include_graph import IncludeGraph
-from scons_helpers import GEN, ok, rewrite_in_a_later_second, scons
+from scons_helpers import ADD_TENSOR, GEN, ok, rewrite_in_a_later_second, scons
 
 YAML = os.path.join("yaml", "native_functions.yaml")
 LAZY_YAML = os.path.join("yaml", "lazy_native_functions.yaml")
 LAZY_LIBRARY = os.path.join("build", "lib", "libopdispatch_lazy.so")
-ADD = "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+DERIVATIVES = os.path.join("yaml", "derivatives.yaml")
 
 
 def edit_and_build(project, yaml, text, *args, target=None):
@@ -33,10 +33,14 @@ def edit_and_build(project, yaml, text, *args, target=None):
 
 def test_in_tree_includers_of_a_header_rewritten_in_the_same_second_recompile(built_project, tmp_path):
     project = copy_built(built_project.root, tmp_path / "project")
-    yaml = project / YAML
-    original = yaml.read_text()
-    for text in (original.replace(ADD, ADD.replace("alpha=1", "alpha=2")), original):  # the edit, then its undo
-        build, written = edit_and_build(project, yaml, text)
+    yaml, derivatives = project / YAML, project / DERIVATIVES
+    for alpha in ("2", "1"):  # the edit, then its undo; the derivatives entry repeats the schema
+        current = "1" if alpha == "2" else "2"
+        edited = {path: path.read_text().replace(ADD_TENSOR.replace("alpha=1", f"alpha={current}"),
+                                                 ADD_TENSOR.replace("alpha=1", f"alpha={alpha}"), 1)
+                  for path in (yaml, derivatives)}
+        rewrite_in_a_later_second(derivatives, edited[derivatives])
+        build, written = edit_and_build(project, yaml, edited[yaml])
         assert os.path.join(GEN, "ops", "add.h") in written
         expected = IncludeGraph(str(project)).objects_depending_on(written)
         # every kind of includer: the group's generated unit, a hand-written kernel, a test object
