@@ -10,6 +10,7 @@ the rest, unanchored on the left), so the saved names match torchgen's exactly.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence, Union
 
@@ -71,15 +72,24 @@ def saved_names(formula: str, names: Sequence[str]) -> tuple[str, tuple[str, ...
     the variables ``names`` (arguments, or outputs), each scanned in turn."""
     saved: list[str] = []
     for name in names:
+        if name not in formula:  # every rule's pattern spells the name: nothing to match
+            continue
         for rule in SAVED_RULES:
             def replace(match: re.Match, rule: SavedRule = rule, name: str = name) -> str:
                 suffix = rule.suffix(match) if callable(rule.suffix) else rule.suffix
                 saved.append(name + suffix)
                 return name + suffix + rule.keeps_call if rule.keeps_call else name + suffix
-            formula = re.sub(rule.pattern.format(name), replace, formula)
+            formula = _rule_pattern(rule.pattern, name).sub(replace, formula)
         if uses(name, formula):
             saved.append(name)
     return formula, tuple(saved)
+
+
+@lru_cache(maxsize=None)
+def _rule_pattern(pattern: str, name: str) -> re.Pattern:
+    """A rule's pattern for one variable, compiled once per process (re's own cache holds 512,
+    and PyTorch's formulas need ~15,000)."""
+    return re.compile(pattern.format(name))
 
 
 def refused_spellings(formula: str) -> list[str]:
