@@ -268,6 +268,13 @@ def _wrapper(key: str, f: NativeFunction, body: list[str]) -> Kernel:
                   params(dispatcher.bindings(f)), tuple(body))
 
 
+def _below_autograd(d: AutogradDecision) -> str:
+    """The guard an Autograd kernel redispatches under: past ADInplaceOrView too when the function
+    has no kernel there (torchgen's choice), so the in-place calls inside a composite kernel
+    (zeros fills an empty tensor) bump no version and skip a layer."""
+    return "BelowAutograd" if d.registers_inplace_or_view else "BelowADInplaceOrView"
+
+
 def _call(f: NativeFunction, guard: str) -> list[str]:
     """The redispatch under ``guard``, its result in ``_result`` (none for void)."""
     args = ", ".join(a.name for a in f.func.arguments.all())
@@ -303,21 +310,21 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
         inputs = [a.name for a in f.func.arguments.all() if a.type.is_tensor_like()]
         body = [f"if (autograd::compute_requires_grad({', '.join(inputs)})) "
                 f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");"]
-        return _wrapper("Autograd", f, body + _call(f, "BelowAutograd") + _return_statement(f))
+        return _wrapper("Autograd", f, body + _call(f, _below_autograd(d)) + _return_statement(f))
     if d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None):
-        return _wrapper("Autograd", f, _call(f, "BelowAutograd") + _return_statement(f))
+        return _wrapper("Autograd", f, _call(f, _below_autograd(d)) + _return_statement(f))
     if d.kind is AutogradKind.not_implemented and _tensor_inputs(f):
-        return _not_implemented(f)
+        return _not_implemented(f, d)
     if d.kind is AutogradKind.not_implemented:  # nothing could require grad: a factory
-        return _wrapper("Autograd", f, _call(f, "BelowAutograd") + _return_statement(f))
+        return _wrapper("Autograd", f, _call(f, _below_autograd(d)) + _return_statement(f))
     assert info is not None and info.node
     node = nodes.get(info.node) or _node_class(info, am, headers)
     try:
-        kernel = _differentiable(f, info, node, am, headers)
+        kernel = _differentiable(f, d, info, node, am, headers)
     except Unsupported:
         # f's arguments are not the info function's (a _foreach_ function using the per-tensor
         # operator's formulas): history without a formula, backward raises naming f
-        return _not_implemented(f)
+        return _not_implemented(f, d)
     nodes[info.node] = node
     return kernel
 
@@ -333,7 +340,7 @@ def _history(f: NativeFunction, differentiable: tuple[bool, ...]) -> list[str]:
     return lines
 
 
-def _not_implemented(f: NativeFunction) -> Kernel:
+def _not_implemented(f: NativeFunction, d: AutogradDecision) -> Kernel:
     inputs = _tensor_inputs(f)
     body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"]
     if f.func.kind() is SchemaKind.inplace:
@@ -341,15 +348,15 @@ def _not_implemented(f: NativeFunction) -> Kernel:
     body.append("std::shared_ptr<autograd::Node> grad_fn;")
     body.append(f"if (_any_requires_grad) grad_fn = std::make_shared<autograd::NotImplemented>("
                 f"\"{f.namespace}::{f.func.name}\", autograd::collect_next_edges({', '.join(inputs)}));")
-    body += _call(f, "BelowAutograd")
+    body += _call(f, _below_autograd(d))
     history = _history(f, tuple(r.type.is_tensor_like() for r in f.func.returns))
     if history:
         body += ["if (grad_fn) {", *history, "}"]
     return _wrapper("Autograd", f, body + _return_statement(f))
 
 
-def _differentiable(f: NativeFunction, info: DerivativeInfo, node: NodeClass, am: AutogradModel,
-                    headers: set[str]) -> Kernel:
+def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo, node: NodeClass,
+                    am: AutogradModel, headers: set[str]) -> Kernel:
     inplace = f.func.kind() is SchemaKind.inplace
     inputs = list(info.differentiable_inputs)
     body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"] if inputs else \
@@ -371,7 +378,7 @@ def _differentiable(f: NativeFunction, info: DerivativeInfo, node: NodeClass, am
     body.append(f"  grad_fn = std::make_shared<{node.name}>(autograd::collect_next_edges({', '.join(inputs)}));")
     body += saves_before
     body.append("}")
-    body += _call(f, "BelowAutograd")
+    body += _call(f, _below_autograd(d))
     body += ["if (grad_fn) {", *_history(f, info.differentiable_outputs), *saves_after, "}"]
     return _wrapper("Autograd", f, body + _return_statement(f))
 
