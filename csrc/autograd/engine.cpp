@@ -78,7 +78,8 @@ std::unordered_set<Node*> needed_nodes(const GraphInfo& info, const edge_list& o
 
 // A gradient for input `input_nr` of `next`, checked against what `next` recorded for it
 // (PyTorch's validate_outputs): a broadcast one is reduced, another dtype converted, another
-// device or an incompatible shape is an error.
+// device or an incompatible shape is an error, except for a 0-d gradient, which moves to the
+// input's device (a 0-d cpu tensor that requires grad may join a call on any device).
 TensorBase validated(const Node& producer, size_t index, const Node& next, uint32_t input_nr, TensorBase grad) {
   if (!grad.defined() || input_nr >= next.num_inputs()) return grad;
   const InputMetadata& expected = next.input_metadata(input_nr);
@@ -88,8 +89,11 @@ TensorBase validated(const Node& producer, size_t index, const Node& next, uint3
              " but expected shape compatible with ", str_list(expected.sizes));
     grad = sum_to(grad, expected.sizes);
   }
-  OP_CHECK(grad.device() == expected.device, "Function ", producer.name(), " returned an invalid gradient at index ",
-           index, " - expected device ", expected.device.str(), " but got ", grad.device().str());
+  if (grad.device() != expected.device) {
+    OP_CHECK(grad.dim() == 0, "Function ", producer.name(), " returned an invalid gradient at index ", index,
+             " - expected device ", expected.device.str(), " but got ", grad.device().str());
+    return op::_to_copy(grad, expected.dtype, std::nullopt, expected.device);
+  }
   if (grad.dtype() != expected.dtype) grad = op::_to_copy(grad, expected.dtype);
   return grad;
 }

@@ -223,6 +223,15 @@ TEST(autograd_engine_checks_gradients_against_input_metadata) {
   CHECK_THROWS(run_backward({Edge(wrong, 0)}, {TensorBase::from_vector<float>({1})}, false),
                "Function WrongShapeBackward returned an invalid gradient at index 0 - got [3] but expected shape "
                "compatible with [2]");
+  // A gradient on another device is an error, unless it is 0-d (PyTorch moves those).
+  struct OnMeta : Node {
+    explicit OnMeta(const TensorBase& x) : Node(collect_next_edges({x})) {}
+    variable_list apply(variable_list&&) override { return {TensorBase::empty({2}, DeviceType::Meta)}; }
+    std::string name() const override { return "OnMetaBackward"; }
+  };
+  auto on_meta = std::make_shared<OnMeta>(x);
+  CHECK_THROWS(run_backward({Edge(on_meta, 0)}, {TensorBase::from_vector<float>({1})}, false),
+               "Function OnMetaBackward returned an invalid gradient at index 0 - expected device cpu but got meta");
 }
 
 TEST(autograd_engine_runs_in_reverse_topological_order) {

@@ -230,6 +230,97 @@ def program_long_chain() -> dict:
     return {"lines": lines, "metrics": lazy.metrics()}
 
 
+# ----- autograd on lazy tensors -----
+
+def mlp_training_step(params, x, target, lr, zero_grads=False):
+    """Forward, loss.backward(), SGD under no_grad; the gradients are dropped (w.grad = None) or,
+    with zero_grads, kept and zeroed in place."""
+    w1, b1, w2, b2 = params
+    hidden = (x.mm(w1) + b1).relu()
+    out = hidden.mm(w2) + b2
+    diff = out - target
+    loss = (diff * diff).mean()
+    loss.backward()
+    with od.no_grad():
+        for p in params:
+            p.sub_(p.grad * lr)
+            if zero_grads:
+                p.grad.zero_()
+            else:
+                p.grad = None
+    return loss
+
+
+def train(device, initial, batches, zero_grads=False):
+    """Three steps (one per batch) from the same initial weights: the losses, the final weights
+    (as numpy) and, on lazy, the metrics after each step's mark_step() and the first step's IR."""
+    params = [od.tensor(p).to(device).requires_grad_() for p in initial]
+    losses, steps, text = [], [], None
+    for x, target in batches:
+        loss = mlp_training_step(params, od.tensor(x).to(device), od.tensor(target).to(device), 0.1, zero_grads)
+        if device == "lazy":
+            assert all(p.grad is None or p.grad.device == "lazy" for p in params)
+            if text is None:
+                text = lazy.ir_text()  # forward, backward and update: one graph
+            lazy.mark_step()
+            steps.append(lazy.metrics())
+        losses.append(float(loss))
+    for p in params:
+        assert p.is_leaf and p.requires_grad and p.device == device
+    return losses, [p.detach().to("cpu").numpy() for p in params], steps, text
+
+
+def program_mlp_training() -> dict:
+    """Three SGD steps of an MLP (x [8, 16] -> 32 -> 4, relu, mean squared error) on lazy and on
+    the cpu from the same weights: same losses and weights; steps 2 and 3 reuse step 1's graph."""
+    initial = [floats(16, 32) * 0.3, floats(32) * 0.3, floats(32, 4) * 0.3, floats(4) * 0.3]
+    batches = [(floats(8, 16), floats(8, 4)) for _ in range(3)]
+    eager_losses, eager_weights, _, _ = train("cpu", initial, batches)
+    lazy_losses, lazy_weights, steps, text = train("lazy", initial, batches)
+    np.testing.assert_allclose(lazy_losses, eager_losses, rtol=1e-5, atol=1e-5)
+    for got, expected in zip(lazy_weights, eager_weights):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    return {"steps": steps, "losses": lazy_losses, "ir": text, "ops": ops_in(text)}
+
+
+def program_mlp_training_zeroed_grads() -> dict:
+    """The same training with gradients kept and zeroed in place: step 2 accumulates into
+    existing gradients (a graph of its own); step 3 has step 2's structure."""
+    initial = [floats(16, 32) * 0.3, floats(32) * 0.3, floats(32, 4) * 0.3, floats(4) * 0.3]
+    batches = [(floats(8, 16), floats(8, 4)) for _ in range(3)]
+    eager_losses, eager_weights, _, _ = train("cpu", initial, batches, zero_grads=True)
+    lazy_losses, lazy_weights, steps, _ = train("lazy", initial, batches, zero_grads=True)
+    np.testing.assert_allclose(lazy_losses, eager_losses, rtol=1e-5, atol=1e-5)
+    for got, expected in zip(lazy_weights, eager_weights):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    return {"steps": steps}
+
+
+def program_autograd_across_devices() -> dict:
+    """Gradients that cross devices: a cpu leaf moved to lazy, a lazy leaf moved to the cpu, a
+    0-d cpu tensor that requires grad in a lazy computation; autograd.grad; a write through a
+    view of a lazy tensor (CopySlices) -- each against the same program on the cpu."""
+    a, b = floats(3, 4), floats(3, 4)
+
+    def program(device):
+        x = od.tensor(a, requires_grad=True)             # cpu leaf, used on `device`
+        w = od.tensor(b).to(device).requires_grad_()      # leaf on `device`, partly used on the cpu
+        s = od.tensor(0.5, requires_grad=True)            # a 0-d cpu tensor joining `device` tensors
+        y = (x.to(device) * w).clone()
+        y[1].mul_(s)                                      # in place through a view
+        y.t()[0].add_(w.t()[2].tanh())
+        loss = (y.exp() * 0.1).sum() + (w.to("cpu") * 2).sum()
+        gx, gw, gs = od.autograd.grad(loss, [x, w, s], retain_graph=True)
+        assert (gx.device, gw.device, gs.device) == ("cpu", device, "cpu"), (gx.device, gw.device, gs.device)
+        loss.backward()
+        assert (x.grad.device, w.grad.device, s.grad.device) == ("cpu", device, "cpu")
+        return [g.to("cpu").numpy() for g in (gx, gw, gs, x.grad, w.grad, s.grad)]
+
+    for got, expected in zip(program("lazy"), program("cpu")):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    return {"metrics": lazy.metrics()}
+
+
 PROGRAMS = {name[len("program_"):]: f for name, f in globals().items() if name.startswith("program_")}
 
 if __name__ == "__main__":

@@ -62,7 +62,12 @@ def _run(fn, args, kwargs):
     originals: list[tuple[_C.Tensor, _C.Tensor]] = []
 
     def wrap(t):
-        w = _C._to_functional(t) if not _C._is_functional(t) else t
+        if _C._is_functional(t):
+            w = t
+        else:
+            w = _C._to_functional(t)
+            if t.requires_grad:  # autograd runs above the layer: fn may differentiate w.r.t. its inputs
+                w.requires_grad_(True)  # (torch's _mirror_autograd_meta_to: the wrapper is a leaf)
         originals.append((t, w))
         return w
 
