@@ -224,14 +224,22 @@ template <class T>
 void store_batch(const TensorBase& out, int64_t batch, const T* c, int64_t ldc, T scale, const TensorBase& bias,
                  const T* bias_data, T beta) {
   const int64_t M = out.size(1), N = out.size(2);
+  // Strides read once: the accessors are calls, and this loop runs M * N times per batch.
+  const int64_t out_row = out.stride(1), out_col = out.stride(2);
+  const int64_t bias_row = bias_data ? bias.stride(1) : 0, bias_col = bias_data ? bias.stride(2) : 0;
   T* out_batch = out.data_ptr<T>() + batch * out.stride(0);
-  for (int64_t i = 0; i < M; ++i)
+  const T* bias_batch = bias_data ? bias_data + batch * bias.stride(0) : nullptr;
+  for (int64_t i = 0; i < M; ++i) {
+    const T* c_row = c + i * ldc;
+    T* out_row_data = out_batch + i * out_row;
+    const T* bias_row_data = bias_batch ? bias_batch + i * bias_row : nullptr;
     for (int64_t j = 0; j < N; ++j) {
-      T value = c[i * ldc + j];
+      T value = c_row[j];
       if (scale != T(1)) value = scale * value;
-      if (bias_data) value += beta * bias_data[batch * bias.stride(0) + i * bias.stride(1) + j * bias.stride(2)];
-      out_batch[i * out.stride(1) + j * out.stride(2)] = value;
+      if (bias_row_data) value += beta * bias_row_data[j * bias_col];
+      out_row_data[j * out_col] = value;
     }
+  }
 }
 
 template <class T>
