@@ -1,17 +1,27 @@
 // Small pieces the generated Autograd kernels (ops/<g>_Autograd.cpp) use besides guards.h,
-// views.h and autograd_meta.h: the error of an out= function whose arguments require grad, and
-// the node of a function that has no derivative formula.
+// views.h and autograd_meta.h: the error of an out= function whose arguments require grad, the
+// check of an argument without a formula, and the node of a function that has no derivative
+// formula.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "autograd/node.h"
+#include "core/tensor.h"
 
 namespace op::autograd {
 
 // op::Error "<name>(): functions with out=... arguments don't support automatic
 // differentiation, but one of the arguments requires grad." (PyTorch's words).
 [[noreturn]] void throw_error_out_requires_grad(const char* name);
+
+// op::Error "The function '<fn>' is not differentiable with respect to argument '<name>'. This
+// input cannot have requires_grad True." (PyTorch's words) when grad mode is on and t requires
+// grad: a tensor argument with no formula in its derivatives.yaml entry that is not marked
+// non_differentiable (nll_loss_forward's weight) would otherwise silently get no gradient.
+void check_no_requires_grad(const TensorBase& t, const char* name, const char* fn);
+void check_no_requires_grad(const std::optional<TensorBase>& t, const char* name, const char* fn);
 
 // The node of a differentiable function without a formula: recording works, backward through it
 // raises op::Error "derivative for <op_name> is not implemented".

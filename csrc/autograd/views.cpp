@@ -15,44 +15,8 @@
 #include "ops/copy_ops.h"
 #include "ops/empty_strided.h"
 #include "ops/zero.h"
-#include "ops/zeros.h"
 
 namespace op::autograd {
-
-namespace {
-
-int64_t numel_of(const ViewGeometry& g) {
-  int64_t n = 1;
-  for (int64_t s : g.sizes) n *= s;
-  return n;
-}
-
-// The largest element offset of a layout, relative to its storage offset (0 when empty).
-int64_t last_offset(const ViewGeometry& g) {
-  int64_t last = 0;
-  for (size_t i = 0; i < g.sizes.size(); ++i)
-    if (g.sizes[i] > 1) last += (g.sizes[i] - 1) * g.strides[i];
-  return last;
-}
-
-// Whether two elements of the layout share a memory location (negative strides count as
-// overlapping: this backward does not handle them).
-bool overlaps_itself(const ViewGeometry& g) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dimensions that step
-  for (size_t i = 0; i < g.sizes.size(); ++i) {
-    if (g.sizes[i] == 0) return false;
-    if (g.sizes[i] > 1) dims.emplace_back(g.strides[i], g.sizes[i]);
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t reach = 0;  // largest offset the smaller-strided dimensions reach
-  for (const auto& [stride, size] : dims) {
-    if (stride <= reach) return true;
-    reach += stride * (size - 1);
-  }
-  return false;
-}
-
-}  // namespace
 
 ViewGeometry::ViewGeometry(const TensorBase& t)
     : sizes(t.sizes().vec()), strides(t.strides().vec()), storage_offset(t.storage_offset()) {}
@@ -157,23 +121,11 @@ void CopySlices::release_variables() {
 // ----- as_strided's backward -----
 
 TensorBase as_strided_view_backward(const TensorBase& grad, const ViewGeometry& input, const ViewGeometry& view) {
-  for (const ViewGeometry* g : {&input, &view})
-    for (int64_t stride : g->strides)
-      OP_CHECK(stride >= 0, "as_strided backward: negative strides are not supported");
-  OP_CHECK(!overlaps_itself(input) && !overlaps_itself(view),
-           "as_strided backward: an input or a view whose elements overlap in memory is not supported");
-  const bool view_empty = numel_of(view) == 0;
-  const int64_t offset = view.storage_offset - input.storage_offset;
-  OP_CHECK(view_empty || offset >= 0, "as_strided backward: a view starting before its input (storage offset ",
-           view.storage_offset, " < ", input.storage_offset, ") is not supported");
-  int64_t extent = numel_of(input) == 0 ? 0 : last_offset(input) + 1;
-  if (!view_empty) extent = std::max(extent, offset + last_offset(view) + 1);
-  TensorBase storage = op::zeros({extent}, grad.dtype(), std::nullopt, grad.device());
-  if (!view_empty) {
-    TensorBase slice = op::as_strided(storage, view.sizes, view.strides, offset);
-    ops::copy_::call(slice, grad, false);
-  }
-  return op::as_strided(storage, input.sizes, input.strides, 0);
+  TensorGeometry geometry;
+  geometry.sizes = input.sizes;
+  geometry.strides = input.strides;
+  geometry.storage_offset = input.storage_offset;
+  return helpers::as_strided_backward(grad, geometry, view.sizes, view.strides, view.storage_offset);
 }
 
 variable_list AsStridedViewBackward::apply(variable_list&& grads) {

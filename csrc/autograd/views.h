@@ -90,10 +90,9 @@ struct AsStridedViewBackward : Node {
 void remake_view_grad_fn(const TensorBase& view, AutogradMeta& meta);
 
 // as_strided's backward for an input laid out as `input` and an output laid out as `view`
-// (storage offsets absolute): grad scattered into zeros over the input's storage, read back with
-// the input's geometry. Throws op::Error ("... not supported") when either geometry overlaps
-// itself in memory (PyTorch then accumulates per memory location), has a negative stride, or
-// the view starts before the input.
+// (storage offsets absolute): helpers::as_strided_backward, grad scattered into zeros over the
+// storage both address (summed where the view overlaps itself: an expanded view), read back with
+// the input's geometry. Negative strides raise op::Error.
 TensorBase as_strided_view_backward(const TensorBase& grad, const ViewGeometry& input, const ViewGeometry& view);
 
 }  // namespace op::autograd

@@ -524,7 +524,12 @@ TEST(autograd_as_strided_view_backward) {
   ViewGeometry expanded;
   expanded.sizes = {2, 3};
   expanded.strides = {0, 1};
-  CHECK_THROWS(as_strided_view_backward(TensorBase::zeros({2, 3}), input, expanded), "not supported");
+  // An expanded view (stride 0) overlaps itself: the gradients of the elements sharing a memory
+  // location add up (the first row of the base gets both rows' gradients).
+  CHECK_EQ(as_strided_view_backward(TensorBase::from_vector<float>({1, 2, 3, 10, 20, 30}, {2, 3}), input,
+                                    expanded)
+               .to_vector<float>(),
+           (std::vector<float>{11, 22, 33, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   // The node itself.
   AsStridedViewBackward node(input, column);
   CHECK_EQ(node.name(), "AsStridedBackward0");

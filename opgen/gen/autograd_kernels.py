@@ -9,8 +9,10 @@ translator); ``group_autograd`` turns one group into:
 - ``NodeClass``es: one per backward node the group's kernels make (``MulBackward0`` serves
   ``mul.Tensor`` and ``mul_.Tensor``), with the members the formulas read and an ``apply`` that
   evaluates each formula whose input needs a gradient;
-- Autograd wrappers: record (compute_requires_grad, make the node with its next edges, save),
-  redispatch below autograd, set the outputs' history (``rebase_history`` for in-place); out=
+- Autograd wrappers: record (compute_requires_grad, ``&=`` the entry's output_differentiability
+  condition; check_no_requires_grad for a Tensor argument without a formula; make the node with
+  its next edges, save), redispatch below autograd, set the outputs' history (``rebase_history``
+  for in-place, ``set_history`` for an in-place view such as transpose_); out=
   functions refuse inputs that require grad; non-differentiable ones pass through; functions
   without a formula whose outputs could carry a gradient get a ``NotImplemented`` node;
 - ADInplaceOrView wrappers: bump the written arguments' versions, record views.
@@ -39,7 +41,7 @@ from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
 from . import layout
-from .autograd_formulas import FormulaTranslator
+from .autograd_formulas import FormulaTranslator, Scope, function_scope
 from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
 
 SUPPORT_HEADER = "autograd/codegen_support.h"
@@ -167,9 +169,9 @@ class AutogradModel:
             info = self.info(f)
             if info is not None:
                 parts.append(_info_text(info))
-                for formula in info.formulas:
-                    named.update(_IDENTIFIER.findall(formula.text))
-                    arithmetic.update(arithmetic_callees(formula.text))
+                for text in [formula.text for formula in info.formulas] + list(info.output_differentiability_conditions or ()):
+                    named.update(_IDENTIFIER.findall(text))
+                    arithmetic.update(arithmetic_callees(text))
                 if d.inplace_or_view is not InplaceOrViewKind.none:
                     named.add("clone")  # an in-place kernel saves a clone of self
         for name in sorted(named & self._groups.keys() - {group.name}):
@@ -199,7 +201,8 @@ def _info_text(info: DerivativeInfo) -> str:
     formulas = " | ".join(f"{','.join(f.var_names)}: {f.text}" for f in info.formulas)
     return (f"info {info.key} node={info.node} inputs={info.differentiable_inputs} "
             f"non_differentiable={info.non_differentiable} saved={info.saved_inputs}/{info.saved_outputs} "
-            f"outputs={info.differentiable_outputs} formulas={formulas}")
+            f"outputs={info.differentiable_outputs} conditions={info.output_differentiability_conditions} "
+            f"formulas={formulas}")
 
 
 def load_autograd_model(model: Model, derivatives_path: str, display: Optional[str] = None) -> AutogradModel:
@@ -329,9 +332,11 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
     return kernel
 
 
-def _history(f: NativeFunction, differentiable: tuple[bool, ...]) -> list[str]:
-    if f.func.kind() is SchemaKind.inplace:
+def _history(f: NativeFunction, differentiable: tuple[bool, ...], inplace_view: bool = False) -> list[str]:
+    if f.func.kind() is SchemaKind.inplace and not inplace_view:
         return ["  autograd::rebase_history(self, grad_fn);"]
+    if inplace_view:  # transpose_: self is a new view of its old self (torchgen sets, not rebases, its history)
+        return ["  autograd::set_history(self, grad_fn);"]
     lines = []
     for (i, expr), diff in zip(_outputs(f), differentiable):
         ret = f.func.returns[i]
@@ -359,10 +364,15 @@ def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo
                     am: AutogradModel, headers: set[str]) -> Kernel:
     inplace = f.func.kind() is SchemaKind.inplace
     inputs = list(info.differentiable_inputs)
-    body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"] if inputs else \
+    body = [f"{'bool' if info.output_differentiability_conditions else 'const bool'} _any_requires_grad = "
+            f"autograd::compute_requires_grad({', '.join(inputs)});"] if inputs else \
         ["const bool _any_requires_grad = false;"]
+    if inputs and info.output_differentiability_conditions:
+        body.append(f"_any_requires_grad &= ({_condition(f, info, am, headers)});")
     if inplace:
         body.append("if (_any_requires_grad) autograd::check_inplace(self);")
+    body += [f"autograd::check_no_requires_grad({name}, \"{name}\", \"{f.func.name.name}\");"
+             for name in _without_formula(f, info)]
     body.append(f"std::shared_ptr<{node.name}> grad_fn;")
     saves_before, saves_after = [], []
     if not node.unsupported:
@@ -379,8 +389,32 @@ def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo
     body += saves_before
     body.append("}")
     body += _call(f, _below_autograd(d))
-    body += ["if (grad_fn) {", *_history(f, info.differentiable_outputs), *saves_after, "}"]
+    inplace_view = d.inplace_or_view is InplaceOrViewKind.inplace_view
+    body += ["if (grad_fn) {", *_history(f, info.differentiable_outputs, inplace_view), *saves_after, "}"]
     return _wrapper("Autograd", f, body + _return_statement(f))
+
+
+def _condition(f: NativeFunction, info: DerivativeInfo, am: AutogradModel, headers: set[str]) -> str:
+    """The output_differentiability condition (``!dtype || isDifferentiableType(*dtype)``) over the
+    kernel's arguments: torchgen's ``_any_requires_grad &= (condition);``."""
+    (condition,) = info.output_differentiability_conditions
+    # The kernel's arguments are the schema's, ungrouped (dtype, not the C++ API's options): the
+    # forward scope names them.
+    try:
+        translated = am.translator.translate(condition, Scope(function_scope(f, forward=True).kinds))
+    except OpgenError as exc:
+        raise Unsupported(f"the output_differentiability condition '{condition}': {str(exc).splitlines()[0]}") from None
+    headers.update(translated.headers)
+    return translated.cpp
+
+
+def _without_formula(f: NativeFunction, info: DerivativeInfo) -> list[str]:
+    """Tensor arguments that get no gradient although they could carry one: no formula, not marked
+    non_differentiable (torchgen's check_no_requires_grad, which skips an argument named output)."""
+    skip = set(info.differentiable_inputs) | set(info.non_differentiable) | {"output"}
+    outs = {a.name for a in f.func.arguments.out}
+    return [a.name for a in f.func.arguments.all()
+            if a.type in (TENSOR, OPTIONAL_TENSOR) and a.name not in skip and a.name not in outs]
 
 
 def _save_input(name: str, arg_types: dict[str, Type], inplace: bool, headers: set[str]) -> str:

@@ -66,6 +66,36 @@ def test_every_node_of_our_yaml_is_generated_in_full(tmp_path):
         assert not re.search(rb"\b(grad|self|other|result)\.(mul|add|sum|mm|t|expand)\(", data), path
 
 
+def test_recording_follows_torchgens_rules(tmp_path):
+    """Three rules of torchgen's VariableType that gradcheck (tests/runtime/test_autograd_gradcheck.py)
+    found missing: an output_differentiability condition joins _any_requires_grad (_to_copy to an
+    integer dtype records nothing); a tensor argument with no formula and not non_differentiable
+    refuses requires_grad (check_no_requires_grad) instead of silently getting no gradient; an
+    in-place view operator sets its tensor's history (set_history) rather than rebasing it."""
+    result = run_generate(REPO_YAML, tmp_path, "--no-cache", "--derivatives", OUR_DERIVATIVES)
+    assert result.returncode == 0, result.stderr
+    files = {path: data.decode() for path, data in autograd_files(tmp_path).items()}
+
+    def kernel(group, name):
+        text = files[f"ops/{group}_Autograd.cpp"]
+        start = text.index(f" wrapper_Autograd_{name}(")
+        return text[start:text.index("\n}\n", start)]
+
+    to_copy = kernel("_to_copy", "_to_copy")
+    assert "bool _any_requires_grad = autograd::compute_requires_grad(self);\n" \
+           "  _any_requires_grad &= (!dtype || op::autograd::helpers::isDifferentiableType(*dtype));" in to_copy
+    assert 'autograd::check_no_requires_grad(weight, "weight", "nll_loss_forward");' in \
+        kernel("nll_loss_forward", "nll_loss_forward")
+    backward = kernel("nll_loss_backward", "nll_loss_backward")
+    assert 'check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward");' in backward
+    assert "check_no_requires_grad(target" not in backward  # marked non_differentiable
+    assert "check_no_requires_grad" not in kernel("where", "where_self")  # condition: non_differentiable
+    for group, name in (("transpose", "transpose_"), ("unsqueeze", "unsqueeze_")):
+        text = kernel(group, name)
+        assert "autograd::set_history(self, grad_fn);" in text and "rebase_history" not in text
+    assert "autograd::rebase_history(self, grad_fn);" in kernel("mul", "mul__Tensor")
+
+
 def test_pytorch_formulas_opgen_cannot_express_raise_at_backward(pytorch_tree):
     """A formula calling PyTorch's own helpers still gets its node (the sets above hold), whose
     apply raises naming the reason; the count is the translator's coverage (docs/autograd.md)."""

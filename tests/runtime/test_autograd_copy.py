@@ -1,4 +1,4 @@
-"""copy_'s hand-written autograd kernels (csrc/autograd/manual_kernels.cpp: PyTorch writes copy_'s
+"""copy_'s hand-written autograd kernels (csrc/autograd/variable_type_manual.cpp: PyTorch writes copy_'s
 by hand, so torchgen's rules generate none): writing a value into an existing tensor, directly or
 through indexing, carries the value's history; the destination's old value gets no gradient."""
 import pytest
