@@ -1,15 +1,15 @@
 """Report: does every operator group of PyTorch 2.13's yaml compile against csrc/?
 
-    python tests/bench/check_pytorch_units.py [--gen DIR] [--jobs N] [--only GROUP,...] [--show N]
+    python tests/bench/check_pytorch_units.py [--gen DIR] [--jobs N] [--only GROUP,...] [--show N] [--log FILE]
 
 Generates PyTorch's groups (../shared/data/pytorch-2.13) for the default keys into --gen (kept
 between runs: opgen rewrites only what changed), precompiles csrc/dispatch/precompiled.h with the
 generated objects' flags (opgen/scons/flags.py) and runs `g++ -fsyntax-only` over every
 ops/<group>_unit.cpp, N at a time (2 by default). Prints how many units pass and the failing
-units bucketed by what is missing (the C++ type a CppKind / Unbox / IValue lacks, or the first
-error's message). Syntax only: the units declare the hand-written kernels they register, which
+units bucketed by their first error (the C++ type a CppKind / Unbox / IValue lacks, the
+construct, or the message). Syntax only: the units declare the hand-written kernels they register, which
 PyTorch's yaml names and nothing here defines. A report, not a test: exits 0, or 1 when a unit
-failed.
+failed. Two cores: about 12 minutes.
 """
 from __future__ import annotations
 
@@ -25,14 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 from peer_env import REPO, pytorch_yaml  # noqa: E402
 
+sys.path.insert(0, REPO)
+from opgen.scons.flags import COMMON_CXXFLAGS, DEFAULTS  # noqa: E402
+
 KEYS = ("CPU", "Meta", "BackendSelect", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
         "CompositeExplicitAutogradNonFunctional", "Functionalize")
-# The flags of a generated group's object (opgen/scons/flags.py: COMMON_CXXFLAGS, the define,
-# OPGEN_GENERATED_CXXFLAGS).
-FLAGS = ("-std=c++17", "-fPIC", "-Wall", "-fno-gnu-unique", "-DOP_ASSERT_NO_TENSOR_METHODS", "-O1")
+# The flags of a generated group's object (opgen/scons/flags.py).
+FLAGS = (*COMMON_CXXFLAGS, "-DOP_ASSERT_NO_TENSOR_METHODS", *DEFAULTS["OPGEN_GENERATED_CXXFLAGS"])
 
-# What a failing unit lacks, from its error lines, first match wins: the C++ type named.
+# What a failing unit lacks, from its first error: the C++ type named, or the construct.
 _BUCKETS = (
+    (r"‘op::ops::(\w+)::\w+’ has not been declared", "handle struct op::ops::{0} hides namespace {0}"),
     (r"incomplete type ‘op::CppKind<(.+?), void>’", "CppKind<{}>"),
     (r"incomplete type ‘op::boxing::Unbox(?:For)?<(.+?)(?:, void)?>’", "Unbox<{}>"),
     (r"no matching function for call to ‘op::IValue::IValue\((?:const )?(.+?)&?\)’", "IValue({})"),
@@ -65,21 +68,14 @@ def check_unit(gen: str, group: str, extra: list[str]) -> tuple[str, str]:
     return group, proc.stderr if proc.returncode else ""
 
 
-def buckets_of(stderr: str) -> list[str]:
-    """The distinct things a unit's errors say are missing (the first error's text when none matches)."""
-    found: list[str] = []
-    errors = [line for line in stderr.splitlines() if " error: " in line]
-    for line in errors:
-        for pattern, label in _BUCKETS:
-            m = re.search(pattern, line)
-            if m:
-                name = label.format(m.group(1).replace("op::", "").replace("std::", ""))
-                if name not in found:
-                    found.append(name)
-                break
-    if not found and errors:
-        found.append(re.sub(r"^.*? error: ", "", errors[0])[:160])
-    return found
+def bucket_of(stderr: str) -> str:
+    """What a unit's first error says is missing, or its text (the later errors often follow from it)."""
+    first = next((line for line in stderr.splitlines() if " error: " in line), "")
+    for pattern, label in _BUCKETS:
+        m = re.search(pattern, first)
+        if m:
+            return label.format(m.group(1).replace("op::", "").replace("std::", ""))
+    return re.sub(r"^.*? error: ", "", first)[:160]
 
 
 def main() -> int:
@@ -101,8 +97,7 @@ def main() -> int:
     failed = {group: err for group, err in results if err}
     by_bucket: dict[str, list[str]] = defaultdict(list)
     for group, err in failed.items():
-        for bucket in buckets_of(err):
-            by_bucket[bucket].append(group)
+        by_bucket[bucket_of(err)].append(group)
     print(f"{len(groups) - len(failed)}/{len(groups)} units pass g++ -fsyntax-only")
     for bucket, members in sorted(by_bucket.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         shown = ", ".join(members[:args.show]) + (", ..." if len(members) > args.show else "")
