@@ -19,6 +19,11 @@ const char* IValue::tag_name(Tag tag) {
     case Tag::ScalarType: return "ScalarType";
     case Tag::Device: return "Device";
     case Tag::Generator: return "Generator";
+    case Tag::ScalarList: return "Scalar[]";
+    case Tag::Storage: return "Storage";
+    case Tag::Stream: return "Stream";
+    case Tag::Dimname: return "Dimname";
+    case Tag::DimnameList: return "Dimname[]";
   }
   return "<invalid tag>";
 }
@@ -51,6 +56,20 @@ Scalar IValue::to_scalar() const {
     case Tag::Double: return Scalar(*std::get_if<double>(&v_));
     case Tag::Bool: return Scalar(to_bool());
     default: fail(str("expected a value of type Scalar (a number or bool) but got ", tag_name(), " (", repr(), ")"));
+  }
+}
+
+std::vector<Scalar> IValue::as_scalar_list() const {
+  switch (tag()) {
+    case Tag::ScalarList: return to_scalar_list();
+    case Tag::IntList: return std::vector<Scalar>(to_int_list().begin(), to_int_list().end());
+    case Tag::DoubleList: return std::vector<Scalar>(to_double_list().begin(), to_double_list().end());
+    case Tag::BoolList: {
+      std::vector<Scalar> out;
+      for (bool b : to_bool_list()) out.emplace_back(b);
+      return out;
+    }
+    default: type_error(Tag::ScalarList);
   }
 }
 
@@ -89,6 +108,14 @@ std::string IValue::repr() const {
     case Tag::ScalarType: return to_string(to_scalar_type());
     case Tag::Device: return to_device().str();
     case Tag::Generator: return str("Generator(", to_generator().device().str(), ")");
+    case Tag::ScalarList: return list_repr(to_scalar_list(), [](const Scalar& s) { return s.to_string(); });
+    case Tag::Storage: {
+      const Storage& s = to_storage();
+      return s.defined() ? str("Storage(", s.nbytes(), " bytes on ", s.device().str(), ")") : "Storage(undefined)";
+    }
+    case Tag::Stream: return to_stream().str();
+    case Tag::Dimname: return to_dimname().str();
+    case Tag::DimnameList: return list_repr(to_dimname_list(), [](const Dimname& d) { return d.str(); });
   }
   return "?";
 }
@@ -124,6 +151,14 @@ bool IValue::operator==(const IValue& other) const {
     case Tag::ScalarType: return to_scalar_type() == other.to_scalar_type();
     case Tag::Device: return to_device() == other.to_device();
     case Tag::Generator: return to_generator() == other.to_generator();
+    case Tag::ScalarList: return to_scalar_list() == other.to_scalar_list();
+    case Tag::Storage: {  // identity: the same memory, or both undefined
+      const Storage &a = to_storage(), &b = other.to_storage();
+      return a.is_alias_of(b) || (!a.defined() && !b.defined());
+    }
+    case Tag::Stream: return to_stream() == other.to_stream();
+    case Tag::Dimname: return to_dimname() == other.to_dimname();
+    case Tag::DimnameList: return to_dimname_list() == other.to_dimname_list();
   }
   return false;
 }

@@ -1,6 +1,8 @@
 // IValue: one boxed value of any argument or return type an operator can have. Boxed kernels
 // and fallbacks see a call as a stack (vector) of IValues; accessors check the held type and
-// throw op::Error naming what was expected and what was there.
+// throw op::Error naming what was expected and what was there. Enums (Layout, MemoryFormat,
+// QScheme) and DeviceIndex box as Int, SymInt as Int and SymBool as Bool, as in PyTorch; every
+// other schema type has its own tag (docs/runtime.md has the table).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +13,11 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/dimname.h"
 #include "core/scalar.h"
 #include "core/scalar_type.h"
+#include "core/storage.h"
+#include "core/stream.h"
 #include "core/tensor.h"
 
 namespace op {
@@ -36,6 +41,11 @@ class IValue {
     ScalarType,
     Device,
     Generator,
+    ScalarList,   // Scalar[]
+    Storage,
+    Stream,
+    Dimname,
+    DimnameList,  // Dimname[]
   };
 
   IValue() = default;
@@ -62,6 +72,11 @@ class IValue {
   IValue(std::optional<Generator> v) {                  // NOLINT: None or Generator
     if (v) v_ = std::move(*v);
   }
+  IValue(std::vector<Scalar> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(Storage v) : v_(std::move(v)) {}               // NOLINT
+  IValue(Stream v) : v_(v) {}                           // NOLINT
+  IValue(Dimname v) : v_(v) {}                          // NOLINT
+  IValue(std::vector<Dimname> v) : v_(std::move(v)) {}  // NOLINT
 
   Tag tag() const { return static_cast<Tag>(v_.index()); }
   static const char* tag_name(Tag tag);  // "Tensor", "int", "int[]", ...
@@ -95,6 +110,13 @@ class IValue {
   ScalarType to_scalar_type() const { return get<ScalarType>(Tag::ScalarType); }
   Device to_device() const { return get<Device>(Tag::Device); }
   const Generator& to_generator() const { return get<Generator>(Tag::Generator); }
+  const std::vector<Scalar>& to_scalar_list() const { return get<std::vector<Scalar>>(Tag::ScalarList); }
+  // A Scalar[], or an int, float or bool list as Scalars of its kind (a copy).
+  std::vector<Scalar> as_scalar_list() const;
+  const Storage& to_storage() const { return get<Storage>(Tag::Storage); }
+  Stream to_stream() const { return get<Stream>(Tag::Stream); }
+  Dimname to_dimname() const { return get<Dimname>(Tag::Dimname); }
+  const std::vector<Dimname>& to_dimname_list() const { return get<std::vector<Dimname>>(Tag::DimnameList); }
 
   // A short, deterministic description: "None", "3", "[1, 2]", "Tensor(float32[2, 3] on cpu)".
   std::string repr() const;
@@ -117,7 +139,7 @@ class IValue {
 
   std::variant<std::monostate, TensorBase, std::vector<TensorBase>, std::vector<std::optional<TensorBase>>, int64_t, double, bool,
                std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device,
-               Generator>
+               Generator, std::vector<Scalar>, Storage, Stream, Dimname, std::vector<Dimname>>
       v_;
 };
 

@@ -16,8 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/dimname.h"
 #include "core/ivalue.h"
 #include "core/layout.h"
+#include "core/qscheme.h"
+#include "core/storage.h"
+#include "core/stream.h"
 #include "dispatch/cpp_signature.h"
 
 namespace op {
@@ -153,13 +157,77 @@ struct Unbox<Generator> {
     return v.to_generator();
   }
 };
+// Enums and DeviceIndex are boxed as int, like PyTorch.
 template <>
-struct Unbox<Layout> {  // boxed as int, like PyTorch
+struct Unbox<Layout> {
   static Layout get(IValue& v, size_t i) { return static_cast<Layout>(Unbox<int64_t>::get(v, i)); }
 };
 template <>
 struct Unbox<MemoryFormat> {
   static MemoryFormat get(IValue& v, size_t i) { return static_cast<MemoryFormat>(Unbox<int64_t>::get(v, i)); }
+};
+template <>
+struct Unbox<QScheme> {
+  static QScheme get(IValue& v, size_t i) { return static_cast<QScheme>(Unbox<int64_t>::get(v, i)); }
+};
+template <>
+struct Unbox<int8_t> {  // DeviceIndex
+  static int8_t get(IValue& v, size_t i) {
+    const int64_t value = Unbox<int64_t>::get(v, i);
+    expect(value >= INT8_MIN && value <= INT8_MAX, i, "DeviceIndex (an int in [-128, 127])", v);
+    return static_cast<int8_t>(value);
+  }
+};
+template <>
+struct Unbox<Storage> {
+  static const Storage& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::Storage, i, "Storage", v);
+    return v.to_storage();
+  }
+};
+template <>
+struct Unbox<Stream> {
+  static Stream get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::Stream, i, "Stream", v);
+    return v.to_stream();
+  }
+};
+template <>
+struct Unbox<Dimname> {
+  static Dimname get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::Dimname, i, "Dimname", v);
+    return v.to_dimname();
+  }
+};
+template <>
+struct Unbox<ArrayRef<Dimname>> {
+  static ArrayRef<Dimname> get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::DimnameList, i, "Dimname[]", v);
+    return v.to_dimname_list();
+  }
+};
+template <>
+struct Unbox<std::vector<Dimname>> {
+  static const std::vector<Dimname>& get(IValue& v, size_t i) {
+    expect(v.tag() == IValue::Tag::DimnameList, i, "Dimname[]", v);
+    return v.to_dimname_list();
+  }
+};
+// Scalar[]: an int, float or bool list is taken too, converted in place (the stack holds the
+// converted list for the call).
+template <>
+struct Unbox<std::vector<Scalar>> {
+  static const std::vector<Scalar>& get(IValue& v, size_t i) {
+    const IValue::Tag tag = v.tag();
+    const bool numbers = tag == IValue::Tag::IntList || tag == IValue::Tag::DoubleList || tag == IValue::Tag::BoolList;
+    expect(tag == IValue::Tag::ScalarList || numbers, i, "Scalar[]", v);
+    if (numbers) v = IValue(v.as_scalar_list());
+    return v.to_scalar_list();
+  }
+};
+template <>
+struct Unbox<ArrayRef<Scalar>> {
+  static ArrayRef<Scalar> get(IValue& v, size_t i) { return Unbox<std::vector<Scalar>>::get(v, i); }
 };
 template <>
 struct Unbox<IntArrayRef> {
@@ -214,11 +282,12 @@ template <class T>
 IValue box(const T& value) {
   using D = std::decay_t<T>;
   if constexpr (std::is_same_v<D, ArrayRef<TensorBase>> || std::is_same_v<D, ArrayRef<std::optional<TensorBase>>> ||
-                std::is_same_v<D, IntArrayRef> || std::is_same_v<D, ArrayRef<double>>) {
+                std::is_same_v<D, IntArrayRef> || std::is_same_v<D, ArrayRef<double>> ||
+                std::is_same_v<D, ArrayRef<Scalar>> || std::is_same_v<D, ArrayRef<Dimname>>) {
     return IValue(value.vec());
   } else if constexpr (std::is_same_v<D, std::string_view>) {
     return IValue(std::string(value));
-  } else if constexpr (std::is_same_v<D, Layout> || std::is_same_v<D, MemoryFormat>) {
+  } else if constexpr (std::is_same_v<D, Layout> || std::is_same_v<D, MemoryFormat> || std::is_same_v<D, QScheme>) {
     return IValue(static_cast<int64_t>(value));
   } else if constexpr (std::is_same_v<D, std::optional<TensorBase>>) {
     return IValue(value);
@@ -314,6 +383,26 @@ struct PopResults<TensorBase&, A...> {
     static_assert(index < sizeof...(A), "a kernel returning Tensor& needs a Tensor& parameter");
     if (stack.size() != 1) result_count_error(1, stack.size());
     return std::get<index>(args);
+  }
+};
+// Operators whose written self the C++ signature passes as `const TensorBase&` (PyTorch's
+// inplace_view operators: resize_, as_strided_, ...) and their out= variants return one of
+// their tensor arguments: the one the boxed kernel returned (the first, when several are it).
+template <class... A>
+struct PopResults<const TensorBase&, A...> {
+  static const TensorBase& get(Stack& stack, std::tuple<A&...>& args) {
+    if (stack.size() != 1) result_count_error(1, stack.size());
+    expect(stack[0].is_tensor(), 0, "Tensor", stack[0]);
+    const TensorBase& result = stack[0].to_tensor();
+    const TensorBase* found = nullptr;
+    std::apply([&](auto&... arg) { (match(arg, result, found), ...); }, args);
+    expect(found != nullptr, 0, "one of the operator's Tensor arguments", stack[0]);
+    return *found;
+  }
+  template <class T>
+  static void match(const T& arg, const TensorBase& result, const TensorBase*& found) {
+    if constexpr (std::is_same_v<T, TensorBase>)
+      if (found == nullptr && arg.unsafe_impl() == result.unsafe_impl()) found = &arg;
   }
 };
 template <class... T, class... A>

@@ -13,9 +13,13 @@
 
 #include "core/array_ref.h"
 #include "core/device.h"
+#include "core/dimname.h"
 #include "core/dispatch_key_set.h"
 #include "core/layout.h"
+#include "core/qscheme.h"
 #include "core/scalar.h"
+#include "core/storage.h"
+#include "core/stream.h"
 #include "core/tensor.h"
 
 namespace op {
@@ -82,6 +86,15 @@ OP_CPP_KIND(std::vector<int64_t>, "int[]")
 OP_CPP_KIND(ArrayRef<double>, "float[]")
 OP_CPP_KIND(std::vector<double>, "float[]")
 OP_CPP_KIND(std::vector<bool>, "bool[]")
+OP_CPP_KIND(int8_t, "int")  // DeviceIndex
+OP_CPP_KIND(QScheme, "QScheme")
+OP_CPP_KIND(ArrayRef<Scalar>, "Scalar[]")
+OP_CPP_KIND(std::vector<Scalar>, "Scalar[]")
+OP_CPP_KIND(Storage, "Storage")
+OP_CPP_KIND(Stream, "Stream")
+OP_CPP_KIND(Dimname, "Dimname")
+OP_CPP_KIND(ArrayRef<Dimname>, "Dimname[]")
+OP_CPP_KIND(std::vector<Dimname>, "Dimname[]")
 #undef OP_CPP_KIND
 template <class T>
 struct CppKind<std::optional<T>> {

@@ -36,8 +36,8 @@ const Named kNamed[] = {
     {BaseTy::Layout, "mkldnn", -1}, {BaseTy::Layout, "jagged", -1},
     {BaseTy::MemoryFormat, "contiguous_format", 0}, {BaseTy::MemoryFormat, "preserve_format", 1},
     {BaseTy::MemoryFormat, "channels_last", 2}, {BaseTy::MemoryFormat, "channels_last_3d", 3},
-    {BaseTy::QScheme, "per_tensor_affine", -1}, {BaseTy::QScheme, "per_channel_affine", -1},
-    {BaseTy::QScheme, "per_tensor_symmetric", -1}, {BaseTy::QScheme, "per_channel_symmetric", -1},
+    {BaseTy::QScheme, "per_tensor_affine", 0}, {BaseTy::QScheme, "per_channel_affine", 1},
+    {BaseTy::QScheme, "per_tensor_symmetric", 2}, {BaseTy::QScheme, "per_channel_symmetric", 3},
 };
 
 const Named* find_named(BaseTy type, const std::string& text) {
@@ -217,6 +217,11 @@ IValue default_ivalue(const Type& type, const std::string& text) {
     for (const auto& item : items) v.push_back(item == "True");
     return IValue(std::move(v));
   }
+  if (kind == "Scalar") {
+    std::vector<Scalar> v;
+    for (const auto& item : items) v.push_back(base_default(BaseTy::Scalar, item).to_scalar());
+    return IValue(std::move(v));
+  }
   if (kind == "Tensor" && items.empty()) return IValue(std::vector<TensorBase>{});
   if (kind == "Tensor?" && items.empty()) return IValue(std::vector<std::optional<TensorBase>>{});
   fail(str("default '", text, "' of type ", type.str(), " is not supported by this runtime"));
@@ -235,6 +240,9 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     if (elem == "int") return tag == Tag::IntList;
     if (elem == "float") return tag == Tag::DoubleList;
     if (elem == "bool") return tag == Tag::BoolList;
+    if (elem == "Scalar")  // numbers of one kind box as their own list; Unbox takes them as Scalars
+      return tag == Tag::ScalarList || tag == Tag::IntList || tag == Tag::DoubleList || tag == Tag::BoolList;
+    if (elem == "Dimname") return tag == Tag::DimnameList;
     return false;
   }
   switch (type.base_ty()) {
@@ -243,7 +251,8 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     case BaseTy::SymInt:
     case BaseTy::DeviceIndex:
     case BaseTy::Layout:
-    case BaseTy::MemoryFormat: return tag == Tag::Int;
+    case BaseTy::MemoryFormat:
+    case BaseTy::QScheme: return tag == Tag::Int;
     case BaseTy::Float: return tag == Tag::Double || tag == Tag::Int;
     case BaseTy::Bool:
     case BaseTy::SymBool: return tag == Tag::Bool;
@@ -252,7 +261,10 @@ bool ivalue_matches(const IValue& value, const Type& type) {
     case BaseTy::ScalarType: return tag == Tag::ScalarType;
     case BaseTy::Device: return tag == Tag::Device;
     case BaseTy::Generator: return tag == Tag::Generator;
-    default: return false;  // Dimname, Storage, ...: only None, through an optional
+    case BaseTy::Storage: return tag == Tag::Storage;
+    case BaseTy::Stream: return tag == Tag::Stream;
+    case BaseTy::Dimname: return tag == Tag::Dimname;
+    default: return false;  // GraphModule and DimVector: no boxed form (only None, through an optional)
   }
 }
 

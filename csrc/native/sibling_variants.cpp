@@ -15,6 +15,12 @@ TensorBase& copy_to_out(TensorBase& out, const TensorBase& result) {
   return out;
 }
 
+const TensorBase& copy_to_out(const TensorBase& out, const TensorBase& result) {
+  TensorBase same = out;  // another handle on the same tensor
+  copy_to_out(same, result);
+  return out;
+}
+
 TensorBase& copy_to_self(TensorBase& self, const TensorBase& result) {
   OP_CHECK(result.defined(), "copy_to_self: the functional kernel returned an undefined tensor");
   check_inplace(self, result.sizes(), TensorOptions(result.dtype()).with_device(result.device()));

@@ -12,6 +12,9 @@ namespace op::impl {
 // out= from a functional kernel's result: resizes out to result's sizes (dtype and device must
 // match), copies the values and returns out.
 TensorBase& copy_to_out(TensorBase& out, const TensorBase& result);
+// The same for an out= tensor passed as `const TensorBase&` (out= variants of PyTorch's
+// inplace_view operators, resize.out): the handle is const, the tensor it names is written.
+const TensorBase& copy_to_out(const TensorBase& out, const TensorBase& result);
 
 // In-place from a functional kernel's result (external backends that list only the functional
 // variant): checked as check_inplace does, then the values are copied into self.

@@ -4,7 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/dimname.h"
 #include "core/error.h"
+#include "core/storage.h"
+#include "core/stream.h"
 #include "python/tensor_object.h"
 
 namespace opy {
@@ -15,9 +18,22 @@ using op::BaseTy;
 using op::IValue;
 using op::Type;
 
-bool is_int_like(BaseTy t) {
+bool is_int_like(BaseTy t) {  // boxed as int (QScheme, Layout and MemoryFormat by their value)
   return t == BaseTy::Int || t == BaseTy::SymInt || t == BaseTy::DeviceIndex || t == BaseTy::Layout ||
-         t == BaseTy::MemoryFormat;
+         t == BaseTy::MemoryFormat || t == BaseTy::QScheme;
+}
+
+// A str that names a dimension (an identifier or "*"); false for other values, with `error`
+// set when it is a str that is no name.
+bool as_dimname(py::handle obj, std::optional<op::Dimname>& out, std::string& error) {
+  if (!PyUnicode_Check(obj.ptr())) return false;
+  try {
+    out.emplace(obj.cast<std::string>());
+  } catch (const op::Error& e) {
+    error = e.what();
+    return false;
+  }
+  return true;
 }
 
 // Python ints (and objects with __index__, e.g. numpy integers), never bools or floats.
@@ -141,6 +157,24 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
       if (!py::isinstance<op::Generator>(obj)) return false;
       out = IValue(obj.cast<op::Generator>());
       return true;
+    case BaseTy::Storage:  // opdispatch.Storage (runtime_type_bindings.cpp)
+      if (!py::isinstance<op::Storage>(obj)) return false;
+      out = IValue(obj.cast<op::Storage>());
+      return true;
+    case BaseTy::Stream:  // opdispatch.Stream
+      if (!py::isinstance<op::Stream>(obj)) return false;
+      out = IValue(obj.cast<op::Stream>());
+      return true;
+    case BaseTy::Dimname: {
+      std::optional<op::Dimname> name;
+      std::string error;
+      if (!as_dimname(obj, name, error)) {
+        if (!error.empty()) detail = " (" + error + ")";
+        return false;
+      }
+      out = IValue(*name);
+      return true;
+    }
     case BaseTy::Device:
       if (!PyUnicode_Check(o)) return false;
       try {
@@ -157,7 +191,7 @@ bool convert_base(py::handle obj, BaseTy base, IValue& out, std::string& detail)
 }
 
 // The element kind of a list type, as the boxed representation sees it.
-enum class ListKind { Tensor, OptionalTensor, Int, Float, Bool, Unsupported };
+enum class ListKind { Tensor, OptionalTensor, Int, Float, Bool, Scalar, Dimname, Unsupported };
 
 ListKind list_kind(const Type& elem) {
   if (elem.is_optional() && elem.elem().is_base() && elem.elem().base_ty() == BaseTy::Tensor)
@@ -168,6 +202,8 @@ ListKind list_kind(const Type& elem) {
   if (b == BaseTy::Int || b == BaseTy::SymInt || b == BaseTy::DeviceIndex) return ListKind::Int;
   if (b == BaseTy::Float) return ListKind::Float;
   if (b == BaseTy::Bool || b == BaseTy::SymBool) return ListKind::Bool;
+  if (b == BaseTy::Scalar) return ListKind::Scalar;
+  if (b == BaseTy::Dimname) return ListKind::Dimname;
   return ListKind::Unsupported;
 }
 
@@ -251,6 +287,39 @@ bool convert_list(py::handle obj, const Type& type, IValue& out, std::string& de
       if (ok) out = IValue(std::move(v));
       break;
     }
+    case ListKind::Scalar: {  // numbers, each a Scalar of its kind
+      std::vector<op::Scalar> v;
+      ok = convert_items(o, n, v, [](py::handle h, op::Scalar& scalar) {
+        IValue item;
+        std::string ignored_detail;
+        if (!convert_base(h, BaseTy::Scalar, item, ignored_detail)) return false;
+        scalar = item.to_scalar();
+        return true;
+      }, bad);
+      if (ok) out = IValue(std::move(v));
+      break;
+    }
+    case ListKind::Dimname: {
+      std::vector<op::Dimname> v;
+      v.reserve(static_cast<size_t>(n));
+      PyObject** data = PySequence_Fast_ITEMS(o);
+      ok = true;
+      for (Py_ssize_t i = 0; i < n && ok; ++i) {
+        std::optional<op::Dimname> name;
+        std::string error;
+        ok = as_dimname(py::handle(data[i]), name, error);
+        if (ok) {
+          v.push_back(*name);
+        } else if (!error.empty()) {
+          detail = " (element " + std::to_string(i) + ": " + error + ")";
+          return false;
+        } else {
+          bad = i;
+        }
+      }
+      if (ok) out = IValue(std::move(v));
+      break;
+    }
     case ListKind::Unsupported:
       detail = " (lists of " + type.elem().str() + " cannot be passed from Python)";
       return false;
@@ -327,6 +396,11 @@ py::object to_python(const IValue& v, const Type* type) {
     case Tag::ScalarType: return dtype_object(v.to_scalar_type());
     case Tag::Device: return py::str(v.to_device().str());
     case Tag::Generator: return py::cast(v.to_generator());
+    case Tag::ScalarList: return list_of(v.to_scalar_list(), scalar_object);
+    case Tag::Storage: return py::cast(v.to_storage());
+    case Tag::Stream: return py::cast(v.to_stream());
+    case Tag::Dimname: return py::str(v.to_dimname().str());
+    case Tag::DimnameList: return list_of(v.to_dimname_list(), [](const op::Dimname& d) { return py::str(d.str()); });
   }
   return py::none();
 }

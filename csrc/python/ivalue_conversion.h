@@ -1,7 +1,9 @@
 // Python values <-> IValues, driven by the schema type of the argument or result:
 // to_ivalue() checks and converts one Python object for a Type (Tensor, Tensor?, Tensor[],
-// int/SymInt, float, bool, str, Scalar, int[] (or one int for int[N]), ScalarType, Device, Generator and
-// optionals of those); to_python() converts a boxed value back.
+// Tensor?[], int/SymInt/DeviceIndex, float, bool, str, Scalar, Scalar[] (numbers), int[] (or one
+// int for int[N]), float[], bool[], ScalarType, Layout/MemoryFormat/QScheme (ints), Device,
+// Generator, Storage, Stream, Dimname (a str) and Dimname[], and optionals of those);
+// to_python() converts a boxed value back.
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -1,12 +1,21 @@
 // C++ kernels for tests and benchmarks, registered on request: _register_test_ops(ns) defines
-// ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU kernel and returns the
-// _Library that owns the registrations.
+// ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU kernel, and
+// _register_type_echoes(ns) one echo operator per C++ parameter type of the dispatcher
+// convention; each returns the _Library that owns the registrations.
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
+#include "core/dimname.h"
 #include "core/error.h"
 #include "core/host_ops.h"
+#include "core/qscheme.h"
+#include "core/stream.h"
 #include "core/tensor.h"
+#include "dispatch/boxing.h"
 #include "dispatch/registration.h"
 #include "python/bindings.h"
 
@@ -31,6 +40,87 @@ op::TensorBase add_one_element(const op::TensorBase& a, const op::TensorBase& b)
   return out;
 }
 
+// What an echo kernel returns for a parameter of type T: lists as owned vectors, strings as
+// std::string, the rest as it is.
+template <class T>
+struct Owned {
+  using type = T;
+  static T get(const T& v) { return v; }
+};
+template <class T>
+struct Owned<op::ArrayRef<T>> {
+  using type = std::vector<T>;
+  static type get(op::ArrayRef<T> v) { return v.vec(); }
+};
+template <>
+struct Owned<std::string_view> {
+  using type = std::string;
+  static type get(std::string_view v) { return std::string(v); }
+};
+template <class T>
+struct Owned<std::optional<T>> {
+  using type = std::optional<typename Owned<T>::type>;
+  static type get(const std::optional<T>& v) { return v ? type(Owned<T>::get(*v)) : std::nullopt; }
+};
+
+// ns::echo_<name>(Tensor t, <type> x) -> (<type> value, str seen): a typed kernel taking x as P
+// returns it and the repr of what it saw (IValue::repr). The tensor selects the CPU kernel.
+template <class P>
+void def_echo(op::Library& lib, const std::string& name, const std::string& type) {
+  using O = Owned<std::decay_t<P>>;
+  lib.def("echo_" + name + "(Tensor t, " + type + " x) -> (" + type + " value, str seen)");
+  lib.impl("echo_" + name, op::DispatchKey::CPU, op::KernelFunction::from_unboxed([](const op::TensorBase&, P x) {
+    return std::make_tuple(O::get(x), op::boxing::box(x).repr());
+  }), "echo (C++)");
+}
+
+// Every C++ parameter type opgen's dispatcher convention writes (opgen/api/types.py), named
+// after its schema type (Tensor(a!) is the echo_tensor_ in-place operator).
+void def_echoes(op::Library& lib) {
+  using namespace op;
+  def_echo<const TensorBase&>(lib, "Tensor", "Tensor");
+  def_echo<const std::optional<TensorBase>&>(lib, "Tensor_optional", "Tensor?");
+  def_echo<ArrayRef<TensorBase>>(lib, "Tensor_list", "Tensor[]");
+  def_echo<ArrayRef<std::optional<TensorBase>>>(lib, "Tensor_optional_list", "Tensor?[]");
+  def_echo<int64_t>(lib, "int", "int");
+  def_echo<int64_t>(lib, "SymInt", "SymInt");
+  def_echo<std::optional<int64_t>>(lib, "int_optional", "int?");
+  def_echo<IntArrayRef>(lib, "int_list", "int[]");
+  def_echo<IntArrayRef>(lib, "SymInt_list", "SymInt[2]");
+  def_echo<std::optional<IntArrayRef>>(lib, "int_list_optional", "int[]?");
+  def_echo<double>(lib, "float", "float");
+  def_echo<std::optional<double>>(lib, "float_optional", "float?");
+  def_echo<ArrayRef<double>>(lib, "float_list", "float[]");
+  def_echo<std::optional<ArrayRef<double>>>(lib, "float_list_optional", "float[]?");
+  def_echo<bool>(lib, "bool", "bool");
+  def_echo<std::optional<bool>>(lib, "bool_optional", "bool?");
+  def_echo<const std::vector<bool>&>(lib, "bool_list", "bool[3]");
+  def_echo<std::string_view>(lib, "str", "str");
+  def_echo<std::optional<std::string_view>>(lib, "str_optional", "str?");
+  def_echo<const Scalar&>(lib, "Scalar", "Scalar");
+  def_echo<const std::optional<Scalar>&>(lib, "Scalar_optional", "Scalar?");
+  def_echo<ArrayRef<Scalar>>(lib, "Scalar_list", "Scalar[]");
+  def_echo<ScalarType>(lib, "ScalarType", "ScalarType");
+  def_echo<std::optional<ScalarType>>(lib, "ScalarType_optional", "ScalarType?");
+  def_echo<Layout>(lib, "Layout", "Layout");
+  def_echo<std::optional<Layout>>(lib, "Layout_optional", "Layout?");
+  def_echo<MemoryFormat>(lib, "MemoryFormat", "MemoryFormat");
+  def_echo<std::optional<MemoryFormat>>(lib, "MemoryFormat_optional", "MemoryFormat?");
+  def_echo<QScheme>(lib, "QScheme", "QScheme");
+  def_echo<Device>(lib, "Device", "Device");
+  def_echo<std::optional<Device>>(lib, "Device_optional", "Device?");
+  def_echo<int8_t>(lib, "DeviceIndex", "DeviceIndex");
+  def_echo<const std::optional<Generator>&>(lib, "Generator_optional", "Generator?");
+  def_echo<const Storage&>(lib, "Storage", "Storage");
+  def_echo<Stream>(lib, "Stream", "Stream");
+  def_echo<Dimname>(lib, "Dimname", "Dimname");
+  def_echo<ArrayRef<Dimname>>(lib, "Dimname_list", "Dimname[]");
+  lib.def("echo_tensor_(Tensor(a!) self) -> Tensor(a!)");
+  lib.impl("echo_tensor_", DispatchKey::CPU, KernelFunction::from_unboxed([](TensorBase& self) -> TensorBase& {
+    return self;
+  }), "echo (C++)");
+}
+
 }  // namespace
 
 void init_test_ops(py::module_& m) {
@@ -41,6 +131,12 @@ void init_test_ops(py::module_& m) {
               "add_one_element (C++)");
     return lib;
   }, py::arg("ns") = "test", "Registers the C++ test operators; keep the returned library to keep them.");
+  m.def("_register_type_echoes", [](const std::string& ns) {
+    auto lib = std::make_unique<op::Library>(op::Library::FRAGMENT, ns);
+    def_echoes(*lib);
+    return lib;
+  }, py::arg("ns"), "Registers ns::echo_<type>(Tensor t, <type> x) -> (<type> value, str seen) for every C++ "
+                    "parameter type; keep the returned library to keep them.");
 }
 
 }  // namespace opy

@@ -204,3 +204,121 @@ TEST(kernels_may_take_the_key_set_and_state) {
   CHECK_EQ(op.call(TensorBase::empty({1}, DeviceType::Meta)), "{Meta}");
   CHECK_EQ(calls, 2);
 }
+
+namespace {
+
+// What a kernel returns for a parameter of type P: lists as owned vectors, strings as
+// std::string, the rest as it is.
+template <class T>
+struct Owned {
+  using type = T;
+  static T get(const T& v) { return v; }
+};
+template <class T>
+struct Owned<ArrayRef<T>> {
+  using type = std::vector<T>;
+  static type get(ArrayRef<T> v) { return v.vec(); }
+};
+template <>
+struct Owned<std::string_view> {
+  using type = std::string;
+  static type get(std::string_view v) { return std::string(v); }
+};
+template <class T>
+struct Owned<std::optional<T>> {
+  using type = std::optional<typename Owned<T>::type>;
+  static type get(const std::optional<T>& v) { return v ? type(Owned<T>::get(*v)) : std::nullopt; }
+};
+
+// `b::echo(Tensor t, <type> x) -> <type>` with a typed kernel returning its argument, called
+// both ways: boxed (the IValue is unboxed for the kernel and its result boxed back) and typed
+// through a boxed relay (the C++ value is boxed, then unboxed for the kernel, and the result
+// again). The tensor only selects the CPU kernel.
+template <class P>
+void check_echo(const std::string& type, const P& value, const IValue& boxed) {
+  using O = Owned<std::decay_t<P>>;
+  using R = typename O::type;
+  const std::string schema = "b::echo(Tensor t, " + type + " x) -> " + type;
+  Dispatcher d;
+  auto def = d.def(schema);
+  std::vector<IValue> seen;
+  auto k = d.impl("b::echo", DispatchKey::CPU, KernelFunction::from_unboxed([&seen](const TensorBase&, P x) -> R {
+    seen.push_back(boxing::box(x));
+    return O::get(x);
+  }), "echo");
+  TensorBase t = TensorBase::zeros({1});
+  Stack stack{t, boxed};
+  d.find_op_or_throw("b::echo").call_boxed(stack);
+  CHECK_EQ(stack.size(), size_t{1});
+  CHECK_EQ(stack[0].repr(), boxed.repr());
+  CHECK(stack[0] == boxed);
+  Dispatcher relay;
+  auto def2 = relay.def(schema);
+  auto fallback = relay.fallback(DispatchKey::CPU, KernelFunction::from_boxed([&d](const OperatorHandle&, DispatchKeySet, Stack* s) {
+    d.find_op_or_throw("b::echo").call_boxed(*s);
+  }), "relay");
+  R result = relay.find_op_or_throw("b::echo").typed<R(const TensorBase&, P)>().call(t, value);
+  CHECK(boxing::box(result) == boxed);
+  CHECK_EQ(seen.size(), size_t{2});
+  for (const IValue& v : seen) CHECK(v == boxed);
+}
+
+}  // namespace
+
+TEST(pytorchs_types_round_trip_through_boxing) {
+  const std::vector<Scalar> scalars{Scalar(1), Scalar(-2.5), Scalar(true)};
+  check_echo<ArrayRef<Scalar>>("Scalar[]", scalars, IValue(scalars));
+  const std::vector<Dimname> names{Dimname("N"), Dimname::wildcard()};
+  check_echo<Dimname>("Dimname", Dimname("C"), IValue(Dimname("C")));
+  check_echo<ArrayRef<Dimname>>("Dimname[]", names, IValue(names));
+  check_echo<std::optional<ArrayRef<Dimname>>>("Dimname[]?", std::nullopt, IValue());
+  TensorBase t = TensorBase::zeros({3});
+  check_echo<const Storage&>("Storage", t.storage(), IValue(t.storage()));
+  check_echo<Stream>("Stream", Stream(Device(DeviceType::Meta), 2), IValue(Stream(Device(DeviceType::Meta), 2)));
+  check_echo<QScheme>("QScheme", QScheme::PerChannelAffine, IValue(1));
+  check_echo<int8_t>("DeviceIndex", int8_t{-1}, IValue(-1));
+  check_echo<std::optional<ArrayRef<double>>>("float[]?", std::vector<double>{0.5, 2}, IValue(std::vector<double>{0.5, 2}));
+  check_echo<std::optional<std::string_view>>("str?", std::string_view("x"), IValue("x"));
+  Generator g;
+  check_echo<const std::optional<Generator>&>("Generator?", g, IValue(g));
+  check_echo<std::optional<Layout>>("Layout?", Layout::Strided, IValue(0));
+  check_echo<std::optional<MemoryFormat>>("MemoryFormat?", MemoryFormat::ChannelsLast, IValue(2));
+}
+
+TEST(pytorchs_types_unbox_with_clear_errors) {
+  Dispatcher d;
+  auto def = d.def("b::f(Tensor t, DeviceIndex i, Scalar[] s) -> ()");
+  auto k = d.impl("b::f", DispatchKey::CPU, KernelFunction::from_unboxed([](const TensorBase&, int8_t, ArrayRef<Scalar> s) {
+    CHECK(s.vec() == (std::vector<Scalar>{Scalar(1), Scalar(2)}));
+  }), "f");
+  TensorBase t = TensorBase::zeros({1});
+  Stack fine{t, 0, std::vector<int64_t>{1, 2}};  // an int list passes as Scalars
+  d.find_op_or_throw("b::f").call_boxed(fine);
+  Stack wide{t, 300, std::vector<int64_t>{1, 2}};
+  CHECK_THROWS(d.find_op_or_throw("b::f").call_boxed(wide), "DeviceIndex (an int in [-128, 127])");
+}
+
+TEST(const_tensor_results_are_the_argument_the_boxed_kernel_returned) {
+  // resize_ takes self as `const TensorBase&` (PyTorch's inplace_view operators), as does resize.out its out=.
+  Dispatcher d;
+  auto def = d.def("b::resize.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)");
+  auto k = d.impl("b::resize.out", DispatchKey::CPU, KernelFunction::from_boxed([](const OperatorHandle&, DispatchKeySet, Stack* s) {
+    IValue out = (*s)[2];
+    s->clear();
+    s->push_back(out);
+  }), "boxed resize.out");
+  auto op = d.find_op_or_throw("b::resize.out").typed<const TensorBase&(const TensorBase&, int64_t, const TensorBase&)>();
+  TensorBase self = TensorBase::zeros({1}), out = TensorBase::zeros({2});
+  const TensorBase& r = op.call(self, 3, out);
+  CHECK(&r == &out);
+  const TensorBase& same = op.call(out, 3, out);  // several arguments are the result: the first
+  CHECK(same.unsafe_impl() == out.unsafe_impl());
+  Dispatcher bad;
+  auto def_bad = bad.def("b::resize.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)");
+  auto k_bad = bad.impl("b::resize.out", DispatchKey::CPU, KernelFunction::from_boxed([](const OperatorHandle&, DispatchKeySet, Stack* s) {
+    s->clear();
+    s->push_back(TensorBase::zeros({1}));
+  }), "boxed resize.out");
+  CHECK_THROWS((bad.find_op_or_throw("b::resize.out").typed<const TensorBase&(const TensorBase&, int64_t, const TensorBase&)>().call(self, 3, out)),
+               "one of the operator's Tensor arguments");
+}

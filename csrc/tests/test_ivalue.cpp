@@ -51,3 +51,30 @@ TEST(ivalue_repr_and_equality) {
   CHECK(IValue(std::vector<int64_t>{1}) == IValue(std::vector<int64_t>{1}));
   CHECK(IValue() == IValue(std::nullopt));
 }
+
+TEST(ivalue_boxes_pytorchs_other_types) {
+  const std::vector<Scalar> scalars{Scalar(1), Scalar(2.5), Scalar(true)};
+  CHECK(IValue(scalars).to_scalar_list() == scalars);
+  CHECK_EQ(IValue(scalars).repr(), "[1, 2.5, True]");
+  CHECK(IValue(std::vector<int64_t>{1, 2}).as_scalar_list() == (std::vector<Scalar>{Scalar(1), Scalar(2)}));
+  CHECK_THROWS(IValue("x").as_scalar_list(), "expected a value of type Scalar[] but got str");
+  TensorBase t = TensorBase::zeros({2});
+  CHECK(IValue(t.storage()) == IValue(t.storage()));  // storages compare by identity
+  CHECK(IValue(t.storage()) != IValue(TensorBase::zeros({2}).storage()));
+  CHECK_EQ(IValue(t.storage()).repr(), "Storage(8 bytes on cpu)");
+  CHECK(IValue(Stream(Device(DeviceType::Meta), 3)).to_stream() == Stream(Device(DeviceType::Meta), 3));
+  CHECK_EQ(IValue(Stream()).repr(), "Stream(device=cpu, id=0)");
+  CHECK(IValue(Dimname("N")).to_dimname() == Dimname("N"));
+  CHECK_EQ(IValue(std::vector<Dimname>{Dimname("N"), Dimname::wildcard()}).repr(), "[N, *]");
+  CHECK_THROWS(IValue(Dimname("N")).to_str(), "expected a value of type str but got Dimname (N)");
+}
+
+TEST(dimnames_are_interned_identifiers) {
+  Dimname a("batch"), b(std::string("bat") + "ch");
+  CHECK(a == b);
+  CHECK(&a.str() == &b.str());  // one copy of each name
+  CHECK(a != Dimname("channel"));
+  CHECK(Dimname::wildcard().is_wildcard() && Dimname::wildcard().matches(a) && !a.matches(Dimname("C")));
+  CHECK_THROWS(Dimname("1x"), "invalid dimension name '1x'");
+  CHECK_THROWS(Dimname(""), "invalid dimension name ''");
+}

@@ -118,6 +118,19 @@ TEST(schema_types_match_ivalues) {
   CHECK(ivalue_matches(IValue(0), parse_type("MemoryFormat?")));
   CHECK(!ivalue_matches(IValue(0), parse_type("Generator?")));
   CHECK_EQ(parse_type("SymInt[]?").boxed_kind(), "int[]?");
+  // PyTorch's other types
+  CHECK(ivalue_matches(IValue(std::vector<Scalar>{Scalar(1)}), parse_type("Scalar[]")));
+  CHECK(ivalue_matches(IValue(std::vector<double>{0.5}), parse_type("Scalar[]")));  // numbers of one kind
+  CHECK(ivalue_matches(IValue(t.storage()), parse_type("Storage")));
+  CHECK(ivalue_matches(IValue(Stream()), parse_type("Stream")));
+  CHECK(ivalue_matches(IValue(Dimname("N")), parse_type("Dimname")));
+  CHECK(!ivalue_matches(IValue("N"), parse_type("Dimname")));
+  CHECK(ivalue_matches(IValue(std::vector<Dimname>{Dimname("N")}), parse_type("Dimname[]")));
+  CHECK(ivalue_matches(IValue(2), parse_type("QScheme")));
+  CHECK(ivalue_matches(IValue(0), parse_type("DeviceIndex")));
+  FunctionSchema s = FunctionSchema::parse("ns::q(Tensor a, QScheme q=per_channel_symmetric, Scalar[] s=[1, 2.5]) -> Tensor");
+  CHECK_EQ(s.find_argument("q")->default_value().to_int(), 3);
+  CHECK(s.find_argument("s")->default_value().to_scalar_list() == (std::vector<Scalar>{Scalar(1), Scalar(2.5)}));
 }
 
 // The parser's token checks (dispatch/lexical.h), case by case: they replaced regular

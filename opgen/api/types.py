@@ -4,10 +4,14 @@ Generated code lives inside ``namespace op``, so runtime types are written unqua
 tensor is ``TensorBase``, the runtime's tensor without operator methods: every generated
 declaration compiles against the method-free core, so an edit to one operator's methods
 recompiles only the code that calls methods (see csrc/api/tensor.h).
-Types our runtime lacks (Generator, Storage, Stream, ...) still get names, so the whole
-PyTorch yaml renders; only operators using them would fail to compile.
+Every base type has a runtime type; core/tensor.h brings most of them, and ``headers()`` names
+the header of each one it does not (Stream, QScheme, Dimname, DimVector), for the generated
+headers of the groups that use them. GraphModule (a Python object, in no operator of PyTorch's
+yaml) has a name only: an operator using it would not compile.
 """
 from __future__ import annotations
+
+from typing import Iterable
 
 from ..model.schema import Argument, FunctionSchema, Return
 from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
@@ -25,8 +29,27 @@ _BY_REF = {BaseTy.Tensor: "TensorBase", BaseTy.Scalar: "Scalar", BaseTy.Generato
            BaseTy.Storage: "Storage", BaseTy.GraphModule: "GraphModule"}
 # Element types of list arguments (lists are views: ArrayRef).
 _LIST_ELEM = {BaseTy.float: "double", BaseTy.Tensor: "TensorBase", BaseTy.Scalar: "Scalar", BaseTy.Dimname: "Dimname"}
+# Headers of the runtime types core/tensor.h does not include (csrc/core).
+_HEADERS = {BaseTy.Stream: "core/stream.h", BaseTy.QScheme: "core/qscheme.h", BaseTy.Dimname: "core/dimname.h",
+            BaseTy.DimVector: "core/dim_vector.h"}
 # Return types of base types (by value; mutable tensors are handled by the caller).
 _RETURN = {**_BY_VALUE, **_BY_REF, BaseTy.str: "std::string"}
+
+
+def headers(types: Iterable[Type]) -> list[str]:
+    """The headers, sorted, a declaration using ``types`` includes beside core/tensor.h."""
+    return sorted({_HEADERS[b] for b in map(_innermost, types) if b in _HEADERS})
+
+
+def schema_types(func: FunctionSchema) -> list[Type]:
+    """The types of a schema's arguments and returns."""
+    return [a.type for a in func.arguments.all()] + [r.type for r in func.returns]
+
+
+def _innermost(t: Type) -> BaseTy:
+    while not isinstance(t, BaseType):
+        t = t.elem
+    return t.name
 
 
 def value_type(t: Type) -> str:
@@ -71,12 +94,17 @@ def argument_type(a: Argument, *, mutable_is_const: bool = False) -> str:
 
 def return_type(func: FunctionSchema, *, mutable_is_const: bool = False) -> str:
     """``void``, one type, or a ``std::tuple``; returns aliasing written arguments are references."""
-    types = [_one_return(r, mutable_is_const) for r in func.returns]
+    types = return_types(func, mutable_is_const=mutable_is_const)
     if not types:
         return "void"
     if len(types) == 1:
         return types[0]
     return f"std::tuple<{', '.join(types)}>"
+
+
+def return_types(func: FunctionSchema, *, mutable_is_const: bool = False) -> list[str]:
+    """The C++ type of each return, in order."""
+    return [_one_return(r, mutable_is_const) for r in func.returns]
 
 
 def _one_return(r: Return, mutable_is_const: bool) -> str:

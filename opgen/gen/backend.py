@@ -27,7 +27,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Optional
 
-from ..api import dispatcher
+from ..api import dispatcher, types
 from ..api.bindings import names, params
 from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
@@ -159,7 +159,8 @@ class BackendGroupCodegen:
         return render("backend_declarations.h.j2", group=self.name, backend=str(self.backend.backend_key),
                       namespace=namespace, class_name=self.backend.class_name,
                       import_op_types=not (namespace == "op" or namespace.startswith("op::")),
-                      declarations=self.declarations())
+                      declarations=self.declarations(),
+                      includes=types.headers(t for f, _ in self.declared for t in types.schema_types(f.func)))
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         # The group's handles header brings the operator library's types the wrappers use.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from ..api import cpp, dispatcher, structured
+from ..api import cpp, dispatcher, structured, types
 from ..api.bindings import names, params
 from ..model.backend import BackendIndex
 from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
@@ -126,8 +126,13 @@ class GroupCodegen:
             "params": params(dispatcher.bindings(f)), "args": names(dispatcher.bindings(f)),
         } for f in self.group.functions]
 
+    @cached_property
+    def _type_headers(self) -> list[str]:
+        """Headers of the runtime types the group's schemas use that core/tensor.h does not bring."""
+        return types.headers(t for f in self.group.functions for t in types.schema_types(f.func))
+
     def _handles_header(self) -> str:
-        return render("operator_handles.h.j2", group=self.name, handles=self._handles)
+        return render("operator_handles.h.j2", group=self.name, handles=self._handles, includes=self._type_headers)
 
     def _schema_source(self) -> str:
         by_ns: dict[str, list[str]] = {}
@@ -147,6 +152,10 @@ class GroupCodegen:
             base = structured.meta_base(out)
             if base in _BASE_HEADERS:
                 includes.add(_BASE_HEADERS[base])
+            includes.update(types.headers(types.schema_types(out.func)))
+            if out.precomputed:
+                added = [a for _, replacements in out.precomputed.replace for a in replacements] + list(out.precomputed.add)
+                includes.update(types.headers(a.type for a in added))
             classes.append({
                 "name": structured.meta_class(self.relations.functional_of(out)), "base": base,
                 "params": params(structured.meta_bindings(out)),
@@ -174,7 +183,8 @@ class GroupCodegen:
                 elif not f.generated and not is_generated_view_copy(f, key):
                     declarations[f"{dispatcher.return_type(f)} {meta.kernel}({params(dispatcher.bindings(f))})"] = None
         return render("native_declarations.h.j2", group=self.name, has_meta=bool(self.structured_outs),
-                      impl_classes=list(impl_classes.values()), declarations=list(declarations))
+                      impl_classes=list(impl_classes.values()), declarations=list(declarations),
+                      includes=self._type_headers)
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         g = self.name

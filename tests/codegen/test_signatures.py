@@ -109,3 +109,27 @@ def test_structured_names():
     assert structured.meta_base(out) == "impl::MetaBase"
     assert params(structured.meta_bindings(out)) == "const TensorBase& self"
     assert params(structured.impl_bindings(out)) == "const TensorBase& self, const TensorBase& out"
+
+
+def test_headers_of_runtime_types_beside_the_tensor():
+    from opgen.api import types
+    assert types.headers([parse_type("Tensor"), parse_type("Generator?"), parse_type("Storage")]) == []
+    assert types.headers([parse_type("Stream"), parse_type("Dimname[]?"), parse_type("QScheme"), parse_type("Stream")]) == [
+        "core/dimname.h", "core/qscheme.h", "core/stream.h"]
+
+
+def test_generated_headers_include_the_types_their_schemas_use():
+    from opgen.gen.config import CodegenConfig
+    from opgen.gen.group import GroupCodegen
+    model = model_of("""
+- func: record_stream(Tensor(a!) self, Stream s) -> ()
+  dispatch:
+    CPU: record_stream_cpu
+- func: plain(Tensor self) -> Tensor
+  dispatch:
+    CPU: plain_cpu
+""")
+    files = {g.name: GroupCodegen(g, model.indices, CodegenConfig()).render() for g in model.operator_groups}
+    assert '#include "core/stream.h"' in files["record_stream"]["ops/record_stream_ops.h"]
+    assert '#include "core/stream.h"' in files["record_stream"]["ops/record_stream_native.h"]
+    assert "core/stream.h" not in files["plain"]["ops/plain_ops.h"]

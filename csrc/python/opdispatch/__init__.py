@@ -31,6 +31,8 @@ __version__ = "0.19.0"
 from opdispatch import _C  # noqa: E402 - the version is readable even when the extension is not
 from opdispatch._C import (  # noqa: F401 - the public API
     Error,
+    Storage,
+    Stream,
     Tensor,
     dtype,
     bool,
@@ -68,7 +70,7 @@ _RANDOM = [name for name in ("Generator", "manual_seed", "initial_seed", "defaul
 globals().update({name: getattr(_C, name) for name in _RANDOM})
 
 __all__ = sorted(
-    ["Error", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
+    ["Error", "Storage", "Stream", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
      "register_device_type", "cuda", "dispatcher", "library", "ops", "functionalization", "functionalize",
      "is_functional", "to_functional", "from_functional", "load_library", "get_include", "get_library_dir",
      "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
