@@ -15,6 +15,8 @@ opgen/gen/missing_kernels.py and written only when its bytes change.
 import os
 import sys
 
+import SCons.Script
+
 from opgen.errors import Diagnostic
 from opgen.gen.missing_kernels import STUBS_SOURCE, render_missing_kernels
 from opgen.link_check import NmError, missing_kernels_of_library
@@ -96,7 +98,11 @@ def _missing_kernels(env, mode, objects_by_group, defining, codegen, gen_dir, ob
     objects_by_group = {group: env.Flatten(objects) for group, objects in objects_by_group.items()}
     defining = env.Flatten(list(defining))
     check = _Check(mode, objects_by_group, defining, codegen, runtime_library)
-    target = f"{obj_dir}/missing_kernels.ok" if mode == "error" else f"{gen_dir}/{STUBS_SOURCE}"
+    stubs = env.File(f"{gen_dir}/{STUBS_SOURCE}")
+    if mode == "error" and os.path.exists(stubs.abspath) and not SCons.Script.GetOption("no_exec"):
+        os.unlink(stubs.abspath)  # an earlier stubbed build's: nothing compiles it now
+        report(f"[opgen] removed {stubs.path} (missing kernels are not stubbed)")
+    target = f"{obj_dir}/missing_kernels.ok" if mode == "error" else stubs
     sources = [o for group in sorted(objects_by_group) for o in objects_by_group[group]] + defining
     # The model behind the declarations and messages: every group's content key.
     sources.append(env.Value(f"missing kernels {mode}:{codegen.keys}"))
