@@ -1,7 +1,8 @@
 """Before linking an external backend: is every kernel its generated registrations call defined
-by the backend's own objects?  A missing kernel would otherwise surface as an undefined symbol
-when the library is loaded (or a wall of mangled linker errors); this names each one with the
-signature it must have.
+by the backend's own objects?  Before linking an operator library: which kernels its yaml names
+does no source define (``missing_kernels``: to stop the build naming them, or to stub them)?  A
+missing kernel would otherwise surface as an undefined symbol when the library is loaded (or a
+wall of mangled linker errors); this names each one with the signature it must have.
 
 Works on compiled objects with binutils' ``nm``: the registrations' undefined symbols inside
 the backend's kernel scope, against the symbols the backend's objects define.  Both sides are
@@ -10,7 +11,13 @@ demangled by the same tool, so the comparison is exact (overloads included).
 from __future__ import annotations
 
 import subprocess
-from typing import Iterable
+from typing import Callable, Iterable, Optional
+
+from .gen.declarations import Declaration
+from .gen.missing_kernels import Missing, Unresolved, resolve
+
+# Where the generated code of an operator library looks for hand-written functions.
+IN_TREE_SCOPES = ("op::native::", "op::meta::")
 
 
 class NmError(RuntimeError):
@@ -56,9 +63,21 @@ def referenced_kernels(registration_objects: Iterable[str], kernel_scope: str) -
     return found
 
 
-def defined_symbols(objects: Iterable[str]) -> set[str]:
+def undefined_by_object(objects: Iterable[str], scopes: tuple[str, ...]) -> dict[str, set[str]]:
+    """{object: the symbols in ``scopes`` it uses and does not define}, for every object."""
+    found: dict[str, set[str]] = {path: set() for path in objects}
+    for line in _nm(found, "-u", "-A"):
+        obj, _, rest = line.partition(": ")
+        kind, name = _symbol(rest)
+        if kind == "U" and name.startswith(scopes):
+            found[obj].add(name)
+    return found
+
+
+def defined_symbols(objects: Iterable[str], *flags: str) -> set[str]:
+    """The functions ``objects`` define (``flags``: -D for a shared library's exported ones)."""
     names = set()
-    for line in _nm(objects, "--defined-only"):
+    for line in _nm(objects, "--defined-only", *flags):
         kind, name = _symbol(line)
         if kind and kind.upper() in ("T", "W"):
             names.add(name)
@@ -70,3 +89,27 @@ def missing_kernels(registration_objects: Iterable[str], backend_objects: Iterab
     wanted = referenced_kernels(registration_objects, kernel_scope)
     defined = defined_symbols(backend_objects)
     return {name: objs for name, objs in sorted(wanted.items()) if name not in defined}
+
+
+def missing_kernels_of_library(objects_by_group: dict[str, list[str]], defining: Iterable[str],
+                               declarations: Callable[[str], list[Declaration]],
+                               runtime_library: Optional[str] = None) -> tuple[list[Missing], list[Unresolved]]:
+    """The kernels an operator library's yaml names that it does not define: the symbols in
+    op::native / op::meta its groups' objects use, less those ``defining`` (its kernels' objects)
+    and ``runtime_library`` (the runtime it links against, if any) define, as the groups'
+    ``declarations(group)``. Only the groups with such symbols are asked for declarations."""
+    group_of = {obj: group for group, objects in objects_by_group.items() for obj in objects}
+    undefined: dict[str, set[str]] = {}
+    for obj, symbols in undefined_by_object(sorted(group_of), IN_TREE_SCOPES).items():
+        undefined.setdefault(group_of[obj], set()).update(symbols)
+    defined = defined_symbols(defining)
+    candidates = {group: symbols - defined for group, symbols in undefined.items() if symbols - defined}
+    if candidates and runtime_library:
+        defined = defined_symbols([runtime_library], "-D")
+        candidates = {group: symbols - defined for group, symbols in candidates.items() if symbols - defined}
+    missing, unresolved = [], []
+    for group in sorted(candidates):
+        found, unknown = resolve(group, declarations(group), candidates[group])
+        missing += found
+        unresolved += unknown
+    return missing, unresolved

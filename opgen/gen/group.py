@@ -7,18 +7,19 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from ..api import cpp, dispatcher, structured, types
+from ..api import cpp, dispatcher, types
 from ..api.bindings import names, params
 from ..model.backend import BackendIndex
-from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
+from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from . import layout
 from .autograd_kernels import SUPPORT_HEADER, GroupAutograd, group_autograd
 from .config import AUTOGRAD_KEYS, CodegenConfig
+from .declarations import Declaration, DeclarationKind, group_declarations
 from .families import GroupRelations
 from .functionalize import functionalize_kernels
-from .kernels import DEFAULT_KERNEL_NAMESPACE, Wrapper, is_generated_view_copy, key_kernels, registration_source
+from .kernels import Wrapper, key_kernels, registration_source
 from .render import render
 
 # Headers of structured base classes the meta header must include.
@@ -146,45 +147,29 @@ class GroupCodegen:
                       "args": ", ".join(fn.call_args)} for f in self.group.functions for fn in cpp.functions(f)]
         return render("operator_api.h.j2", group=self.name, functions=functions)
 
+    @cached_property
+    def declarations(self) -> list[Declaration]:
+        """The hand-written functions the group's code calls, as its native and meta headers declare them."""
+        return group_declarations(self.relations, self.indices)
+
     def _meta_header(self) -> str:
         classes, includes = [], set()
-        for out in self.structured_outs:
-            base = structured.meta_base(out)
-            if base in _BASE_HEADERS:
-                includes.add(_BASE_HEADERS[base])
-            includes.update(types.headers(types.schema_types(out.func)))
-            if out.precomputed:
-                added = [a for _, replacements in out.precomputed.replace for a in replacements] + list(out.precomputed.add)
-                includes.update(types.headers(a.type for a in added))
-            classes.append({
-                "name": structured.meta_class(self.relations.functional_of(out)), "base": base,
-                "params": params(structured.meta_bindings(out)),
-                "precomputed": [{"type": b.type, "name": b.name} for b in structured.precomputed_fields(out)],
-            })
+        for d in self.declarations:
+            if d.kind is DeclarationKind.META:
+                if d.base in _BASE_HEADERS:
+                    includes.add(_BASE_HEADERS[d.base])
+                classes.append({"name": d.scope.rpartition("::")[2], "base": d.base, "params": d.params,
+                                "precomputed": [{"type": b.type, "name": b.name} for b in d.precomputed]})
+        if classes:
+            includes.update(self._type_headers)
         return render("meta_declarations.h.j2", group=self.name, classes=classes, includes=sorted(includes))
 
-    def _in_tree_kernels(self, f: NativeFunction):
-        """(key, metadata) of f's in-tree kernels, whatever keys this build compiles."""
-        for key in sorted(self.indices, key=lambda k: k.value):
-            meta = self.indices[key].get(f.func.name)
-            if meta is not None and key in IN_TREE_KEYS and meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE:
-                yield key, meta
-
     def _native_header(self) -> str:
-        impl_classes: dict[str, dict] = {}
-        declarations: dict[str, None] = {}  # insertion-ordered set: one declaration per kernel signature
-        for f in self.group.functions:
-            for key, meta in self._in_tree_kernels(f):
-                if meta.structured:
-                    name = structured.impl_class(meta.kernel)
-                    impl_classes.setdefault(name, {
-                        "name": name, "meta": structured.meta_class(self.relations.functional_of(f)),
-                        "params": params(structured.impl_bindings(f))})
-                elif not f.generated and not is_generated_view_copy(f, key):
-                    declarations[f"{dispatcher.return_type(f)} {meta.kernel}({params(dispatcher.bindings(f))})"] = None
+        impl_classes = [{"name": d.scope.rpartition("::")[2], "meta": d.base, "params": d.params}
+                        for d in self.declarations if d.kind is DeclarationKind.IMPL]
+        declarations = [f"{d.returns} {d.name}({d.params})" for d in self.declarations if d.kind is DeclarationKind.KERNEL]
         return render("native_declarations.h.j2", group=self.name, has_meta=bool(self.structured_outs),
-                      impl_classes=list(impl_classes.values()), declarations=list(declarations),
-                      includes=self._type_headers)
+                      impl_classes=impl_classes, declarations=declarations, includes=self._type_headers)
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
         g = self.name

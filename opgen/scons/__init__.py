@@ -15,6 +15,7 @@ on the compiler's version) and precompiled_header (PCH_MODE, default auto); then
     env.OpgenCodegen(model, dir) / OpgenBackendCodegen      codegen.py   (one node per operator group)
     env.OpgenBackendYaml(model, path) / OpgenCheckDefinitions  backend.py
     env.OpgenOperatorLibrary / OpgenBackendLibrary          library.py   (the pipeline)
+    env.OpgenMissingKernels                                 missing_kernels.py (stop or stub)
     env.OpgenPythonExtension                                python_extension.py
     env.OpgenInstallRuntime                                 sdk.py       (the runtime as an SDK)
 
@@ -43,11 +44,11 @@ def codegen_tool(env):
 
 
 def tool(env):
-    from opgen.scons import backend, codegen, library, model, python_extension, sdk
+    from opgen.scons import backend, codegen, library, missing_kernels, model, python_extension, sdk
     from opgen.scons.rebuild import apply_rebuild_policy
 
     apply_rebuild_policy(env)
     for name in COMPILE_TOOLS:
         env.Tool(name, toolpath=[TOOLPATH])
-    for module in (model, codegen, backend, library, python_extension, sdk):
+    for module in (model, codegen, backend, missing_kernels, library, python_extension, sdk):
         module.register(env)

@@ -30,8 +30,10 @@ from opgen.gen.plan import CodegenPlan, Section, backend_section, in_tree_sectio
 class CodegenResult:
     def __init__(self):
         self.sources_by_group: dict[str, list] = {}  # group -> the nodes the build compiles
+        self.codegen_of: dict = {}  # group -> what renders its files (declarations: gen/declarations.py)
         self.targets: list = []
         self.groups = 0
+        self.keys = ""  # a digest of every declared group's content key
 
 
 class _PlanNodes:
@@ -100,9 +102,11 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
         result.targets.extend(nodes)
         if every_file:
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
+            result.codegen_of[job.codegen.name] = job.codegen
     # The umbrellas depend on which files each group has, and on what else the section says they
     # render (a backend's non-native IR nodes).
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
+    result.keys = digest(*(f"{job.name}:{job.key}".encode() for job in section.jobs))
     umbrellas = env.Command([out.File(path) for path in section.umbrellas],
                             env.Value(f"{section.label} umbrellas:{layout_key}{section.umbrella_inputs}"),
                             env.Action(nodes_of.write_umbrellas, strfunction=lambda target, source, env: shown(

@@ -19,8 +19,14 @@ backends), ``gen_dir=``, ``obj_dir=``, ``target=``, ``runtime=`` (an sdk.Runtime
 None for the runtime itself), ``objects=`` (objects compiled otherwise, e.g. by nvcc) and
 ``precompiled_header=``. Load a result with ``opdispatch.load_library(path)``.
 
+Kernels the yaml names and no source defines (missing_kernels.py): ``missing_kernels="error"``
+(the default) stops the build before linking, naming each with its operator's FILE:LINE;
+``"stub"`` links in generated definitions that raise op::Error naming the kernel, its key and
+its operator.
+
 Construction variables: OPGEN_GENERATED_CXXFLAGS (default -O1) and OPGEN_KERNEL_CXXFLAGS
-(default -O2) are appended to CXXFLAGS of the group units and of the kernels.
+(default -O2) are appended to CXXFLAGS of the group units and of the kernels;
+OPGEN_MISSING_KERNELS (error|stub) is the default of ``missing_kernels=``.
 """
 import os
 
@@ -30,6 +36,7 @@ from opgen.gen.layout import api_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
+from opgen.scons.missing_kernels import mode_of, runtime_library_path
 from opgen.scons.rebuild import judged_by_policy
 from opgen.scons.sdk import find_runtime
 from opgen.scons.stop import stop
@@ -133,9 +140,10 @@ def _dispatch_keys(name, keys):
         stop(None, f"OpgenOperatorLibrary('{name}'): keys: {exc}")
 
 
-def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", *,
+def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", missing_kernels=None, *,
                       model=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None, objects=(),
                       precompiled_header=PRECOMPILED_HEADER):
+    mode = mode_of(env, name, missing_kernels)
     runtime = runtime or find_runtime(env)
     if model is None:
         if yaml is None:
@@ -148,10 +156,16 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     if codegen is None:
         codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=_dispatch_keys(name, keys)))
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
-    group_archives = archives(env, _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir),
-                              obj_dir)
+    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir)
     own = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir) + list(objects)
-    return whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own, group_archives)
+    # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
+    missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
+    stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
+    library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
+                                    archives(env, group_objects, obj_dir))
+    if mode == "error":
+        env.Depends(library, missing)
+    return library
 
 
 def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=None, build_dir="build", *,

@@ -86,22 +86,24 @@ def test_added_operator_adds_files_and_removed_operator_deletes_them(project, ya
     before = snapshot(project / GEN)
     original = yaml_file.read_text()
     yaml_file.write_text(original + "\n- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: twice\n")
-    build = ok(scons(project))
+    # No source defines the kernel twice: stubbed (the default, --missing-kernels=error, stops before linking).
+    build = ok(scons(project, "--missing-kernels=stub"))
     assert build.regenerated == (1, GROUPS + 1) and build.regenerated_names == ["twice"]
     after = snapshot(project / GEN)
     added = {p for p in after if p not in before}
     # twice has no derivatives entry: its Autograd kernel records a NotImplemented node
     assert added == {"ops/twice.h", "ops/twice_ops.h", "ops/twice_native.h", "ops/twice_schema.cpp",
-                     "ops/twice_CompositeExplicitAutograd.cpp", "ops/twice_Autograd.cpp", "ops/twice_unit.cpp"}
+                     "ops/twice_CompositeExplicitAutograd.cpp", "ops/twice_Autograd.cpp", "ops/twice_unit.cpp",
+                     "missing_kernels.cpp"}
     # Nothing the library compiles includes an umbrella: a new operator rewrites no existing file ...
     assert changed_files(before, after) - added == set()
-    assert build.compiled == {"build/obj/gen/ops/twice_unit.os"}  # one object per group
+    assert build.compiled == {"build/obj/gen/ops/twice_unit.os", "build/obj/gen/missing_kernels.os"}  # one object per group
     # ... and the umbrellas list it once they are built.
-    ok(scons(project, target="generated"))
+    ok(scons(project, "--missing-kernels=stub", target="generated"))
     assert changed_files(after, snapshot(project / GEN)) == {"Functions.h", "NativeFunctions.h", "Operators.h"}
 
     yaml_file.write_text(original)
-    build = ok(scons(project))
+    build = ok(scons(project))  # --missing-kernels=error: the stubs file goes too
     assert build.regenerated == (0, GROUPS)
     assert not any(name.startswith("twice") for name in os.listdir(project / GEN / "ops"))
     assert snapshot(project / GEN).keys() == before.keys()

@@ -20,7 +20,7 @@ def scons(project, *args):
 def test_help_lists_the_yaml_options_and_install(project):
     result = scons(project, "-h")
     assert result.returncode == 0, result.stderr
-    for text in ("--yaml=PATH", "--tags=PATH", "install PREFIX=DIR"):
+    for text in ("--yaml=PATH", "--tags=PATH", "--missing-kernels=error|stub", "install PREFIX=DIR"):
         assert text in result.stdout, text
 
 
