@@ -20,24 +20,11 @@
 #include "core/tensor.h"
 #include "native/cpu/pointwise_math.h"
 #include "native/cpu/vec_exp.h"
+#include "native/softmax_rows.h"
 #include "native/stubs.h"
 
 namespace op::native::cpu {
 namespace {
-
-struct Rows {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-// A 0-d tensor is one row of one element.
-Rows rows_around(const TensorBase& t, int64_t dim) {
-  Rows r;
-  if (t.dim() == 0) return r;
-  for (int64_t d = 0; d < dim; ++d) r.outer *= t.size(d);
-  r.n = t.size(dim);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) r.inner *= t.size(d);
-  return r;
-}
 
 template <class T>
 T exp_of(T x) {

@@ -6,25 +6,12 @@
 #include <math.h>
 
 #include "native/cuda/loops.cuh"
+#include "native/softmax_rows.h"
 #include "native/stubs.h"
 
 namespace op::native {
 
 namespace {
-
-struct Rows {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-// A 0-d tensor is one row of one element.
-Rows rows_around(const TensorBase& t, int64_t dim) {
-  Rows r;
-  if (t.dim() == 0) return r;
-  for (int64_t d = 0; d < dim; ++d) r.outer *= t.size(d);
-  r.n = t.size(dim);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) r.inner *= t.size(d);
-  return r;
-}
 
 __device__ inline float exp_of(float x) { return expf(x); }
 __device__ inline double exp_of(double x) { return exp(x); }
