@@ -309,14 +309,16 @@ def out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: Op
     if None in args:
         return [f'OP_CHECK(false, "{f.func.name}: its functional variant takes arguments this out= variant lacks");']
     call = f"{callee}({', '.join(args)})" if callee else _call(functional, args)
-    lines = [f"auto result = {call};"]
-    if len(outs) == 1 and isinstance(outs[0].type, ListType):
-        name = outs[0].name
-        lines.append(f"for (size_t i = 0; i < {name}.size(); ++i) impl::copy_to_out(const_cast<TensorBase&>({name}[i]), result[i]);")
-    elif len(outs) == 1:
-        lines.append(f"impl::copy_to_out({outs[0].name}, {'std::get<0>(result)' if len(functional.func.returns) > 1 else 'result'});")
-    else:
-        lines.extend(f"impl::copy_to_out({a.name}, std::get<{i}>(result));" for i, a in enumerate(outs))
+    # Not `result`: an out= argument may be called that (_linalg_det.result).
+    lines = [f"auto functional_result = {call};"]
+    several = len(functional.func.returns) > 1
+    for i, a in enumerate(outs):
+        value = f"std::get<{i}>(functional_result)" if several else "functional_result"
+        if isinstance(a.type, ListType):  # one copy per element (the _fused_adam family returns lists)
+            lines.append(f"for (size_t i = 0; i < {a.name}.size(); ++i) "
+                         f"impl::copy_to_out(const_cast<TensorBase&>({a.name}[i]), {value}[i]);")
+        else:
+            lines.append(f"impl::copy_to_out({a.name}, {value});")
     lines.append(_return_outputs(f, [a.name for a in outs]))
     return lines
 

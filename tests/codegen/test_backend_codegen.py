@@ -83,8 +83,8 @@ def test_registrations_and_derived_variants(with_backend):
     assert "return ::op::xla::XLANativeFunctions::add(self, other, alpha);" in source
     # out= and in-place come from the functional kernel; the backend wrote neither.
     out_wrapper = source.split("wrapper_XLA_add_out(")[1].split("}")[0]
-    assert "auto result = ::op::xla::XLANativeFunctions::add(self, other, alpha);" in out_wrapper
-    assert "impl::copy_to_out(out, result);" in out_wrapper
+    assert "auto functional_result = ::op::xla::XLANativeFunctions::add(self, other, alpha);" in out_wrapper
+    assert "impl::copy_to_out(out, functional_result);" in out_wrapper
     inplace = source.split("wrapper_XLA_add__Tensor(")[1].split("}")[0]
     assert "return impl::copy_to_self(self, result);" in inplace
     # fill_ is listed in-place only: nothing is derived from it.

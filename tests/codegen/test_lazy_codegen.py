@@ -77,7 +77,7 @@ def test_full_codegen_kernels_are_generated_and_registered(lazy_tree):
     assert '#include "backends/Lazy/ops/add_ir.h"' in text and '#include "backends/lazy/ir.h"' in text
     assert "lazy::shapes_of(ops::add_Tensor::call(lazy::to_meta(self), lazy::to_meta(other), alpha))" in text
     assert "lazy::reuse_or_make<::op::lazy::AddTensor>(self_ir, other_ir, alpha, std::move(shapes))" in text
-    assert "auto result = wrapper_Lazy_add_Tensor(self, other, alpha);" in text  # add_ and add.out from it
+    assert "auto functional_result = wrapper_Lazy_add_Tensor(self, other, alpha);" in text  # add_ and add.out from it
     for name in ("add.Tensor", "add.Scalar", "add_.Tensor", "add.out"):
         assert f'm.impl("{name}",' in text
     # nothing of a generated kernel is left for a person to write
