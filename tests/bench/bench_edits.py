@@ -247,7 +247,9 @@ def _cold_build(project: str, *options: str) -> tuple[float, float, int, str]:
     if run.returncode:
         raise RuntimeError(f"cold build of {project} {' '.join(options)} failed:\n{(run.stdout + run.stderr)[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return seconds, cpu, len(re.findall(r" -c ", run.stdout)), run.stdout
+    # Compiles: command lines under --verbose, else the counted step lines ("[ 3/9] CXX x.os").
+    compiles = len(re.findall(r" -c ", run.stdout)) or len(re.findall(r"^\[\s*\d+/\d+\] (?:CXX|CC|NVCC) ", run.stdout, re.M))
+    return seconds, cpu, compiles, run.stdout
 
 
 def _units_of(project: str, group: str) -> list[str]:
