@@ -23,9 +23,15 @@ def signature_type(f: NativeFunction) -> str:
     return f"{return_type(f)}({', '.join(b.type for b in bindings(f))})"
 
 
+# Handle names that would hide a namespace generated code names inside op::ops (PyTorch's
+# aten::std would make every `std::optional` there mean the struct).
+_SHADOWING = frozenset({"std"})
+
+
 def handle_name(f: NativeFunction) -> str:
-    """Name of the operator-handle struct in ``op::ops``: add.Tensor -> add_Tensor."""
-    return f.func.name.unambiguous_name()
+    """Name of the operator-handle struct in ``op::ops``: add.Tensor -> add_Tensor (std -> std_)."""
+    name = f.func.name.unambiguous_name()
+    return f"{name}_" if name in _SHADOWING else name
 
 
 def qualified_name(f: NativeFunction) -> str:
