@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from .model.loader import Model
 from .model.native_function import NativeFunction
-from .model.summary import function_key
 
 
 class NoMatch(Exception):
@@ -35,12 +34,12 @@ class GroupListing:
 def _overload(model: Model, f: NativeFunction) -> Overload:
     kernels = tuple(sorted((str(key), meta.kernel) for key, meta in model.kernels_of(f).items()))
     delegate = str(f.structured_delegate) if f.structured_delegate else None
-    return Overload(function_key(f), str(f.func), tuple(f.variants), kernels, delegate, str(f.location))
+    return Overload(f.key, str(f.func), tuple(f.variants), kernels, delegate, str(f.location))
 
 
 def _names_of(f: NativeFunction) -> tuple[str, ...]:
     # A pattern may name the overload with or without its namespace.
-    return (str(f.func.name), function_key(f))
+    return (str(f.func.name), f.key)
 
 
 def select(model: Model, pattern: str) -> tuple[GroupListing, ...]:

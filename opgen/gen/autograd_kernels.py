@@ -34,7 +34,7 @@ from ..api.types import value_type
 from ..errors import OpgenError
 from ..fingerprint import digest
 from ..model.derivative_info import DerivativeInfo
-from ..model.derivatives import Derivatives, cpp_argument_names, output_names
+from ..model.derivatives import Derivatives, output_names
 from ..model.grouping import OperatorGroup
 from ..model.loader import Model
 from ..model.native_function import NativeFunction
@@ -142,13 +142,14 @@ class AutogradModel:
         self.decisions: dict[str, AutogradDecision] = {d.name: d for d in plan_autograd(model, derivatives)}
         self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
         self._groups = {g.name: g for g in model.operator_groups}
+        self._fingerprints: dict[str, str] = {}  # a job's identity and its inputs both ask
 
     @cached_property
     def translator(self) -> FormulaTranslator:
         return FormulaTranslator(self.model)
 
     def decision(self, f: NativeFunction) -> AutogradDecision:
-        return self.decisions[_key(f)]
+        return self.decisions[f.key]
 
     def info(self, f: NativeFunction) -> Optional[DerivativeInfo]:
         decision = self.decision(f)
@@ -160,6 +161,11 @@ class AutogradModel:
         full schema of those they name (a method-only call fills in the callee's defaults), the
         signature without defaults of those their arithmetic becomes (`a * b` is op::mul(a, b):
         only which overloads exist matters)."""
+        if group.name not in self._fingerprints:
+            self._fingerprints[group.name] = self._fingerprint(group)
+        return self._fingerprints[group.name]
+
+    def _fingerprint(self, group: OperatorGroup) -> str:
         parts: list[str] = []
         named: set[str] = set()
         arithmetic: set[str] = set()
@@ -193,22 +199,12 @@ def arithmetic_callees(text: str) -> set[str]:
     return {callee for char, callees in _SYMBOL_CALLEES.items() if char in text for callee in callees}
 
 
-def _key(f: NativeFunction) -> str:
-    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
-
-
 def _info_text(info: DerivativeInfo) -> str:
     formulas = " | ".join(f"{','.join(f.var_names)}: {f.text}" for f in info.formulas)
     return (f"info {info.key} node={info.node} inputs={info.differentiable_inputs} "
             f"non_differentiable={info.non_differentiable} saved={info.saved_inputs}/{info.saved_outputs} "
             f"outputs={info.differentiable_outputs} conditions={info.output_differentiability_conditions} "
             f"formulas={formulas}")
-
-
-def load_autograd_model(model: Model, derivatives_path: str, display: Optional[str] = None) -> AutogradModel:
-    from ..model.derivatives import load_derivatives
-    return AutogradModel(model, load_derivatives(derivatives_path, model, display_name=display)
-                         if display else load_derivatives(derivatives_path, model))
 
 
 # ----- one group's nodes and kernels -----
@@ -314,12 +310,12 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
         body = [f"if (autograd::compute_requires_grad({', '.join(inputs)})) "
                 f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");"]
         return _wrapper("Autograd", f, body + _call(f, _below_autograd(d)) + _return_statement(f))
-    if d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None):
+    passthrough = (d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None)
+                   or (d.kind is AutogradKind.not_implemented and not _tensor_inputs(f)))  # a factory: nothing requires grad
+    if passthrough:
         return _wrapper("Autograd", f, _call(f, _below_autograd(d)) + _return_statement(f))
-    if d.kind is AutogradKind.not_implemented and _tensor_inputs(f):
+    if d.kind is AutogradKind.not_implemented:
         return _not_implemented(f, d)
-    if d.kind is AutogradKind.not_implemented:  # nothing could require grad: a factory
-        return _wrapper("Autograd", f, _call(f, _below_autograd(d)) + _return_statement(f))
     assert info is not None and info.node
     node = nodes.get(info.node) or _node_class(info, am, headers)
     try:

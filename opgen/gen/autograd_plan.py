@@ -109,10 +109,6 @@ class AutogradDecision:
         return self.inplace_or_view is not InplaceOrViewKind.none
 
 
-def _key(f: NativeFunction) -> str:
-    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
-
-
 def is_abstract(f: NativeFunction, model: Model) -> bool:
     """torchgen's 'abstract': a kernel of its own, not only a composite decomposition."""
     if f.structured_delegate is not None:
@@ -139,7 +135,7 @@ def generation_sources(model: Model) -> dict[str, NativeFunction]:
         variants = written.get(f.func.signature(), {}) if f.generated else {}
         source = next((variants[k] for k in _SOURCE_ORDER if k in variants), None)
         if source is not None:
-            sources[_key(f)] = source
+            sources[f.key] = source
     return sources
 
 
@@ -165,7 +161,7 @@ class _InfoIndex:
             self.exact.setdefault(info.key, {})[info.dispatch_key] = info
         self.functional: dict[object, dict[str, DerivativeInfo]] = {}
         self.non_functional: dict[object, dict[str, DerivativeInfo]] = {}
-        by_key = {_key(f): f for f in model.functions}
+        by_key = {f.key: f for f in model.functions}
         self.foreach_references = References(model.functions, derivatives.infos)
         for key, infos in self.exact.items():
             f = by_key[key]
@@ -175,8 +171,8 @@ class _InfoIndex:
     def find(self, f: NativeFunction) -> Optional[dict[str, DerivativeInfo]]:
         if f.generated and f.func.kind() is SchemaKind.out:
             return None
-        if _key(f) in self.exact:
-            return self.exact[_key(f)]
+        if f.key in self.exact:
+            return self.exact[f.key]
         signature = f.func.signature(strip_default=True)
         foreach = is_foreach(f)
         if not foreach and signature in self.functional:
@@ -208,9 +204,9 @@ def decide(f: NativeFunction, model: Model, index: _InfoIndex) -> AutogradDecisi
     infos = index.find(f)
     info_name = next(iter(infos.values())).key if infos else None
     with_formula = bool(infos) and any(i.node for i in infos.values())
-    abstract = is_abstract(index.sources.get(_key(f), f), model)
+    abstract = is_abstract(index.sources.get(f.key, f), model)
     if cpp_name(f.func) in HAND_WRITTEN or not (abstract or with_formula):
-        return AutogradDecision(_key(f), AutogradKind.none, None, InplaceOrViewKind.none, info_name)
+        return AutogradDecision(f.key, AutogradKind.none, None, InplaceOrViewKind.none, info_name)
     default = (infos or {}).get(DEFAULT)
     if infos is None:
         keys = (AUTOGRAD,)
@@ -223,7 +219,7 @@ def decide(f: NativeFunction, model: Model, index: _InfoIndex) -> AutogradDecisi
             kind = AutogradKind.none
         else:
             kind = AutogradKind.differentiable if default.node else AutogradKind.non_differentiable
-    return AutogradDecision(_key(f), kind, default.node if default is not None else None, _inplace_or_view(f),
+    return AutogradDecision(f.key, kind, default.node if default is not None else None, _inplace_or_view(f),
                             info_name, keys)
 
 

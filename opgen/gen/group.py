@@ -19,7 +19,7 @@ from .config import AUTOGRAD_KEYS, CodegenConfig
 from .declarations import Declaration, DeclarationKind, group_declarations
 from .families import GroupRelations
 from .functionalize import functionalize_kernels
-from .kernels import Wrapper, key_kernels, registration_source
+from .kernels import Wrapper, by_namespace, key_kernels, registration_source
 from .render import render
 
 # Headers of structured base classes the meta header must include.
@@ -194,10 +194,5 @@ class GroupCodegen:
         if key is DispatchKey.Autograd:
             nodes = list(data.nodes)
             includes.update(data.headers)
-        namespaces = {}
-        functions = {str(f.func.name): f for f in self.group.functions}
-        for k in kernels:
-            namespaces.setdefault(functions[k.operator].namespace, []).append(k)
         return render("autograd_kernels.cpp.j2", group=self.name, key=key.value, includes=sorted(includes),
-                      nodes=nodes, kernels=list(kernels),
-                      namespaces=[{"name": ns, "kernels": ks} for ns, ks in sorted(namespaces.items())])
+                      nodes=nodes, kernels=list(kernels), namespaces=by_namespace(self.group, kernels))

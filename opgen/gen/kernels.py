@@ -32,6 +32,7 @@ from ..api import dispatcher, structured
 from ..api.bindings import names, params
 from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
 from ..model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
+from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from ..model.types import TENSOR, ListType
@@ -361,15 +362,21 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
     are the headers the wrappers' callees need (the handles their bodies call are added here)."""
     includes = includes | {"dispatch/registration.h"}
     includes.update(handles_header(other) for w in wrappers for other in w.other_groups)
-    functions = {str(f.func.name): f for f in group_rel.group.functions}
-    by_ns: dict[str, list[Wrapper]] = {}
-    for w in wrappers:
-        by_ns.setdefault(functions[w.operator].namespace, []).append(w)
     return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,
                   hand_written=_hand_written_blocks(wrappers),
                   system_includes=["array"] if any(w.kind.is_structured for w in wrappers) else [],
-                  includes=sorted(includes), wrappers=wrappers,
-                  namespaces=[{"name": ns, "wrappers": ws} for ns, ws in sorted(by_ns.items())])
+                  includes=sorted(includes), wrappers=wrappers, namespaces=by_namespace(group_rel.group, wrappers))
+
+
+def by_namespace(group: OperatorGroup, wrappers) -> list[dict]:
+    """The OP_LIBRARY_IMPL blocks of a registration file: ``[{"name": ns, "wrappers": [...]}]``
+    sorted by namespace, each wrapper (anything with ``.operator``, "add.Tensor") under its
+    function's."""
+    functions = {str(f.func.name): f for f in group.functions}
+    blocks: dict[str, list] = {}
+    for w in wrappers:
+        blocks.setdefault(functions[w.operator].namespace, []).append(w)
+    return [{"name": ns, "wrappers": ws} for ns, ws in sorted(blocks.items())]
 
 
 def _hand_written_blocks(wrappers: list[Wrapper]) -> list[dict]:

@@ -44,10 +44,6 @@ def is_foreach(f: NativeFunction) -> bool:
     return f.func.name.name.base.startswith(PREFIX)
 
 
-def _key(f: NativeFunction) -> str:
-    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
-
-
 def _flat(schema: FunctionSchema) -> tuple[Argument, ...]:
     return schema.arguments.positional + schema.arguments.kwarg_only
 
@@ -57,7 +53,7 @@ class References:
     non-functional ones (for _foreach_zero_)."""
 
     def __init__(self, functions: Iterable[NativeFunction], infos: Iterable[DerivativeInfo]):
-        by_key = {_key(f): f for f in functions}
+        by_key = {f.key: f for f in functions}
         grouped: dict[str, dict[str, DerivativeInfo]] = {}
         for info in infos:
             grouped.setdefault(info.key, {})[info.dispatch_key] = info
@@ -105,7 +101,7 @@ def foreach_infos(functions: Iterable[NativeFunction], infos: list[DerivativeInf
     have = {i.key for i in infos}
     derived = []
     for f in functions:
-        if not is_foreach(f) or _key(f) in have or f.func.kind() is SchemaKind.inplace:
+        if not is_foreach(f) or f.key in have or f.func.kind() is SchemaKind.inplace:
             continue
         if f.generated and (f.func.kind() is SchemaKind.out or str(f.func.signature(strip_default=True)) in references.non_functional):
             continue  # torchgen matches these before deriving: nothing, or a mutable variant's entry

@@ -73,6 +73,12 @@ class NativeFunction:
         return self.func.name
 
     @property
+    def key(self) -> str:
+        """How JSON dumps, listings and the autograd model name it: add.Tensor in aten, else
+        myops::scale."""
+        return str(self.func.name) if self.namespace == "aten" else f"{self.namespace}::{self.func.name}"
+
+    @property
     def root_name(self) -> str:
         """The operator group this function belongs to: add_, add.out, __iadd__ -> 'add'."""
         return self.func.name.name.base

@@ -7,11 +7,6 @@ from typing import Optional
 
 from .grouping import VariantGroup
 from .loader import Model
-from .native_function import NativeFunction
-
-
-def function_key(f: NativeFunction) -> str:
-    return str(f.func.name) if f.namespace == "aten" else f"{f.namespace}::{f.func.name}"
 
 
 def model_json(model: Model, ir_nodes: tuple = (), autograd: Optional[list] = None) -> str:
@@ -22,7 +17,7 @@ def model_json(model: Model, ir_nodes: tuple = (), autograd: Optional[list] = No
     """
     functions = {}
     for f in model.functions:
-        functions[function_key(f)] = {
+        functions[f.key] = {
             "schema": str(f.func),
             "kind": f.func.kind().value,
             "base": f.root_name,
@@ -36,8 +31,8 @@ def model_json(model: Model, ir_nodes: tuple = (), autograd: Optional[list] = No
     groups = model.variant_groups
     document = {
         "functions": dict(sorted(functions.items())),
-        "variant_groups": sorted(sorted(function_key(f) for f in g.functions()) for g in groups if isinstance(g, VariantGroup)),
-        "standalone": sorted(function_key(g) for g in groups if not isinstance(g, VariantGroup)),
+        "variant_groups": sorted(sorted(f.key for f in g.functions()) for g in groups if isinstance(g, VariantGroup)),
+        "standalone": sorted(g.key for g in groups if not isinstance(g, VariantGroup)),
     }
     if ir_nodes:
         document["ir_nodes"] = [node.as_json() for node in ir_nodes]
