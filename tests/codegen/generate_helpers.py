@@ -2,6 +2,9 @@
 (snapshots are the shared harness's: tests/helpers.py).
 (A module of its own: a test importing from `conftest` gets whichever conftest pytest loaded last.)"""
 import os
+import random
+import re
+import shutil
 import subprocess
 import sys
 
@@ -43,3 +46,17 @@ def changed(before: dict, after: dict) -> dict[str, set[str]]:
         "rewritten": {p for p in set(before) & set(after) if before[p][1] != after[p][1]},
         "different": {p for p in set(before) & set(after) if before[p][0] != after[p][0]},
     }
+
+
+def shuffled_yaml(source, directory, seed):
+    """``directory``/native_functions.yaml: ``source``'s entries in a seeded random order, with the
+    tags.yaml beside ``source`` copied next to it."""
+    text = open(source, encoding="utf-8").read()
+    first = text.index("- func:")
+    entries = re.split(r"\n(?=- func:)", text[first:])
+    random.Random(seed).shuffle(entries)
+    directory.mkdir()
+    target = directory / "native_functions.yaml"
+    target.write_text(text[:first] + "\n".join(e.rstrip("\n") + "\n" for e in entries))
+    shutil.copy(os.path.join(os.path.dirname(source), "tags.yaml"), directory / "tags.yaml")
+    return target

@@ -5,11 +5,10 @@ import json
 import os
 import random
 import re
-import shutil
 
 import pytest
 
-from generate_helpers import REPO_ROOT, REPO_YAML, regenerated, run_generate
+from generate_helpers import REPO_ROOT, REPO_YAML, regenerated, run_generate, shuffled_yaml
 from helpers import snapshot, written
 
 REFERENCE = os.path.join(REPO_ROOT, "tests", "data", "torchgen_autograd_2.13.json")
@@ -105,22 +104,11 @@ def test_pytorch_formulas_opgen_cannot_express_raise_at_backward(pytorch_tree):
     assert len(unsupported) < 400
 
 
-def _shuffled_operator_yaml(source, target, seed):
-    text = open(source, encoding="utf-8").read()
-    first = text.index("- func:")
-    entries = re.split(r"\n(?=- func:)", text[first:])
-    random.Random(seed).shuffle(entries)
-    target.write_text(text[:first] + "\n".join(e.rstrip("\n") + "\n" for e in entries))
-    return target
-
-
 @pytest.mark.parametrize("hashseed", ["1", "4242"])
 def test_bytes_do_not_depend_on_hash_seed_or_operator_entry_order(real_data_dir, pytorch_tree, tmp_path, hashseed):
     """The operator yaml's order is free; the derivatives yaml's is not: torchgen numbers the
     nodes of one base name in entry order (LtBackward0 is lt.Scalar's because it comes first)."""
-    yaml = _shuffled_operator_yaml(os.path.join(real_data_dir, "native_functions.yaml"),
-                                   tmp_path / "native_functions.yaml", seed=int(hashseed))
-    shutil.copy(os.path.join(real_data_dir, "tags.yaml"), tmp_path / "tags.yaml")
+    yaml = shuffled_yaml(os.path.join(real_data_dir, "native_functions.yaml"), tmp_path / "shuffled", seed=int(hashseed))
     result = run_generate(yaml, tmp_path / "out", "--no-cache",
                           "--derivatives", os.path.join(real_data_dir, "derivatives.yaml"), hashseed=hashseed)
     assert result.returncode == 0, result.stderr

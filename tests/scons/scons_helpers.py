@@ -85,12 +85,16 @@ ADD_TENSOR = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 EDITED_FILES = (os.path.join("yaml", "native_functions.yaml"), os.path.join("yaml", "derivatives.yaml"))
 
 
+def with_add_default(text: str, alpha: str) -> str:
+    """``text`` (the operator yaml or derivatives.yaml) with add.Tensor's default alpha set to ``alpha``."""
+    current = next(a for a in ("alpha=1", "alpha=2", "alpha=3") if ADD_TENSOR.replace("alpha=1", a) in text)
+    return text.replace(ADD_TENSOR.replace("alpha=1", current), ADD_TENSOR.replace("alpha=1", f"alpha={alpha}"), 1)
+
+
 def edit_add_default(project, alpha: str, write=None) -> None:
     """Sets add.Tensor's default alpha in the yaml and in its derivatives entry (``write(path,
     text)`` writes each file: rewrite_in_a_later_second by default)."""
     write = write or rewrite_in_a_later_second
     for relative in EDITED_FILES:
         path = project / relative
-        text = path.read_text()
-        current = next(a for a in ("alpha=1", "alpha=2", "alpha=3") if ADD_TENSOR.replace("alpha=1", a) in text)
-        write(path, text.replace(ADD_TENSOR.replace("alpha=1", current), ADD_TENSOR.replace("alpha=1", f"alpha={alpha}"), 1))
+        write(path, with_add_default(path.read_text(), alpha))

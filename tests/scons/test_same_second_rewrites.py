@@ -9,7 +9,7 @@ import os
 
 from helpers import copy_built, same_second_env, snapshot
 from include_graph import IncludeGraph
-from scons_helpers import ADD_TENSOR, GEN, ok, rewrite_in_a_later_second, scons
+from scons_helpers import GEN, ok, rewrite_in_a_later_second, scons, with_add_default
 
 YAML = os.path.join("yaml", "native_functions.yaml")
 LAZY_YAML = os.path.join("yaml", "lazy_native_functions.yaml")
@@ -35,12 +35,8 @@ def test_in_tree_includers_of_a_header_rewritten_in_the_same_second_recompile(bu
     project = copy_built(built_project.root, tmp_path / "project")
     yaml, derivatives = project / YAML, project / DERIVATIVES
     for alpha in ("2", "1"):  # the edit, then its undo; the derivatives entry repeats the schema
-        current = "1" if alpha == "2" else "2"
-        edited = {path: path.read_text().replace(ADD_TENSOR.replace("alpha=1", f"alpha={current}"),
-                                                 ADD_TENSOR.replace("alpha=1", f"alpha={alpha}"), 1)
-                  for path in (yaml, derivatives)}
-        rewrite_in_a_later_second(derivatives, edited[derivatives])
-        build, written = edit_and_build(project, yaml, edited[yaml])
+        rewrite_in_a_later_second(derivatives, with_add_default(derivatives.read_text(), alpha))
+        build, written = edit_and_build(project, yaml, with_add_default(yaml.read_text(), alpha))
         assert os.path.join(GEN, "ops", "add.h") in written
         expected = IncludeGraph(str(project)).objects_depending_on(written)
         # every kind of includer: the group's generated unit, a hand-written kernel, a test object
