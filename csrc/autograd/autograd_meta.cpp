@@ -144,4 +144,8 @@ void check_inplace(const TensorBase& t) {
   if (is_leaf(t)) fail("a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+void check_inplace(ArrayRef<TensorBase> tensors) {
+  for (const TensorBase& t : tensors) check_inplace(t);
+}
+
 }  // namespace op::autograd

@@ -77,5 +77,7 @@ void bump_version(const TensorBase& t);
 // requires grad nor a view of such a leaf can be changed in place. Throws op::Error in
 // PyTorch's words.
 void check_inplace(const TensorBase& t);
+// Each tensor of an in-place _foreach_ operator's list.
+void check_inplace(ArrayRef<TensorBase> tensors);
 
 }  // namespace op::autograd

@@ -4,6 +4,9 @@
 // values nodes save instead of tensors (TypeAndSize, TensorGeometry) and the formula helpers.
 #pragma once
 
+// Formulas use std::sqrt, std::pow, M_PI and M_LN2 (erf's 2 / sqrt(pi), exp2's ln 2).
+#include <cmath>
+
 #include "autograd/autograd_meta.h"
 #include "autograd/generated_support.h"
 #include "autograd/grad_mode.h"

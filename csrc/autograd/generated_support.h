@@ -4,8 +4,11 @@
 // formula.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "autograd/node.h"
 #include "core/tensor.h"
@@ -33,6 +36,16 @@ struct NotImplemented : Node {
 
  private:
   std::string op_name_;
+};
+
+// grad_input_mask of a formula computing several gradients at once: PyTorch's std::array<bool, N>,
+// which a formula may also pass where an operator takes bool[N] (std::vector<bool> in opgen's
+// C++ API: _convolution_double_backward's output_mask).
+template <size_t N>
+struct GradInputMask : std::array<bool, N> {
+  template <class... Bits>
+  explicit GradInputMask(Bits... bits) : std::array<bool, N>{static_cast<bool>(bits)...} {}
+  operator std::vector<bool>() const { return std::vector<bool>(this->begin(), this->end()); }
 };
 
 }  // namespace op::autograd

@@ -76,6 +76,10 @@ void rebase_history(const TensorBase& self, std::shared_ptr<Node> grad_fn) {
   remake_view_grad_fn(self, *meta);  // now, even if the operation left the version alone
 }
 
+void rebase_history(ArrayRef<TensorBase> tensors, const std::shared_ptr<Node>& grad_fn) {
+  for (const TensorBase& t : tensors) rebase_history(t, grad_fn);
+}
+
 CopySlices::CopySlices(const TensorBase& base, ViewGeometry view, std::shared_ptr<Node> fn)
     : base_(base), view_(std::move(view)), fn_(std::move(fn)) {
   OP_CHECK(fn_ != nullptr, "CopySlices: no node for the in-place operation");

@@ -47,6 +47,9 @@ TensorBase view_base(const TensorBase& t);
 // single input (op::Error "Functions which modify views in-place must return a single Variable").
 // Nothing for a null grad_fn or an undefined self.
 void rebase_history(const TensorBase& self, std::shared_ptr<Node> grad_fn);
+// An in-place _foreach_ operator's list: every tensor becomes an output of the one grad_fn, in
+// list order (a view in the list must then be the list's only tensor, as above).
+void rebase_history(ArrayRef<TensorBase> tensors, const std::shared_ptr<Node>& grad_fn);
 
 // The base's node after an in-place operation on one of its views (PyTorch's CopySlices).
 // Inputs: the base's gradient. Outputs (next edges): the base's previous gradient edge, then

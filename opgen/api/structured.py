@@ -8,6 +8,7 @@ For an operator family with ``structured: True`` on its out= variant:
 from __future__ import annotations
 
 from ..model.native_function import NativeFunction
+from ..model.schema import Argument
 from .bindings import Binding
 from . import types
 
@@ -31,12 +32,16 @@ def meta_bindings(out: NativeFunction) -> list[Binding]:
     return [Binding(a.name, types.argument_type(a)) for a in (*args.positional, *args.kwarg_only)]
 
 
+def precomputed_arguments(f: NativeFunction) -> list[Argument]:
+    """The arguments of ``precomputed:``: the replacing ones, then the added ones."""
+    if f.precomputed is None:
+        return []
+    return [a for _, replacements in f.precomputed.replace for a in replacements] + list(f.precomputed.add)
+
+
 def precomputed_fields(out: NativeFunction) -> list[Binding]:
     """Fields of ``precompute_out``: the replacing arguments, then the added ones."""
-    if out.precomputed is None:
-        return []
-    fields = [a for _, replacements in out.precomputed.replace for a in replacements] + list(out.precomputed.add)
-    return [Binding(a.name, types.value_type(a.type)) for a in fields]
+    return [Binding(a.name, types.value_type(a.type)) for a in precomputed_arguments(out)]
 
 
 def impl_bindings(out: NativeFunction) -> list[Binding]:

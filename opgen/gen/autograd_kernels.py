@@ -35,6 +35,7 @@ from ..errors import OpgenError
 from ..fingerprint import digest
 from ..model.derivative_info import DerivativeInfo
 from ..model.derivatives import Derivatives, output_names
+from ..model.foreach_derivatives import is_foreach
 from ..model.grouping import OperatorGroup
 from ..model.loader import Model
 from ..model.native_function import NativeFunction
@@ -317,6 +318,10 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
     if d.kind is AutogradKind.not_implemented:
         return _not_implemented(f, d)
     assert info is not None and info.node
+    if is_foreach(f) and not is_foreach(am.model.by_name[info.name]):
+        # An in-place _foreach_ function with the per-tensor operator's formulas (torchgen records
+        # one node per list element): history without a formula, backward raises naming f
+        return _not_implemented(f, d)
     node = nodes.get(info.node) or _node_class(info, am, headers)
     try:
         kernel = _differentiable(f, d, info, node, am, headers)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from ..api import cpp, dispatcher, types
+from ..api import cpp, dispatcher, structured, types
 from ..api.bindings import names, params
 from ..model.backend import BackendIndex
 from ..model.dispatch_keys import DispatchKey
@@ -129,8 +129,10 @@ class GroupCodegen:
 
     @cached_property
     def _type_headers(self) -> list[str]:
-        """Headers of the runtime types the group's schemas use that core/tensor.h does not bring."""
-        return types.headers(t for f in self.group.functions for t in types.schema_types(f.func))
+        """Headers of the runtime types the group's schemas and precomputed fields (index's
+        DimVector sizes) use that core/tensor.h does not bring."""
+        return types.headers([t for f in self.group.functions for t in types.schema_types(f.func)]
+                             + [a.type for f in self.group.functions for a in structured.precomputed_arguments(f)])
 
     def _handles_header(self) -> str:
         return render("operator_handles.h.j2", group=self.name, handles=self._handles, includes=self._type_headers)

@@ -19,7 +19,12 @@ from opgen.model.loader import load_model
 from opgen.scons.flags import COMMON_CXXFLAGS, DEFAULTS
 
 KEYS = ("CPU,Meta,BackendSelect,CompositeImplicitAutograd,CompositeExplicitAutograd,"
-        "CompositeExplicitAutogradNonFunctional,Functionalize")
+        "CompositeExplicitAutogradNonFunctional,Functionalize,Autograd,ADInplaceOrView")
+# Groups whose generated code has a shape no type above selects (autograd layer included):
+# in-place _foreach_ functions recording with the per-tensor operator's formulas, a formula passing
+# grad_input_mask where an operator takes bool[N], formulas using <cmath>, a precomputed DimVector.
+SHAPES = {"_foreach_exp": "in-place _foreach_ with per-tensor formulas", "matmul": "grad_input_mask as bool[2]",
+          "erf": "a formula using std::sqrt and M_PI", "index": "a structured meta class precomputing DimVector"}
 # A generated group's object: opgen/scons/flags.py.
 FLAGS = [*COMMON_CXXFLAGS, "-DOP_ASSERT_NO_TENSOR_METHODS", *DEFAULTS["OPGEN_GENERATED_CXXFLAGS"]]
 NAMESPACE = "pttypes"
@@ -118,10 +123,11 @@ def sample_build(pytorch_types, real_data_dir, repo_root, tmp_path_factory):
     out = tmp_path_factory.mktemp("pytorch-types")
     generate = subprocess.run(
         [sys.executable, "-m", "opgen", "generate", os.path.join(real_data_dir, "native_functions.yaml"),
-         "--tags", os.path.join(real_data_dir, "tags.yaml"), "--keys", KEYS, "--out", str(out)],
+         "--tags", os.path.join(real_data_dir, "tags.yaml"), "--derivatives", os.path.join(real_data_dir, "derivatives.yaml"),
+         "--keys", KEYS, "--out", str(out)],
         cwd=repo_root, capture_output=True, text=True)
     assert generate.returncode == 0, generate.stderr
-    groups = sorted({names[0] for by_type in pytorch_types for names in by_type.values()})
+    groups = sorted({names[0] for by_type in pytorch_types for names in by_type.values()} | set(SHAPES))
 
     def compile_unit(group):
         unit = out / "ops" / f"{group}_unit.cpp"
@@ -146,7 +152,7 @@ def test_every_type_of_pytorchs_yaml_is_covered(pytorch_types, sample_build):
     assert not missing, f"C++ parameter types of PyTorch's yaml with no round-trip case here: {missing}"
     missing = sorted(set(returns) - set(RETURN_TYPES))
     assert not missing, f"C++ return types of PyTorch's yaml not in RETURN_TYPES: {missing}"
-    assert 30 <= len(sample_build) <= 60, sorted(sample_build)
+    assert 30 <= len(sample_build) <= 60 + len(SHAPES), sorted(sample_build)
 
 
 @pytest.mark.parametrize("cpp_type", [("param", t) for t in sorted(ECHOES)] + [("return", t) for t in RETURN_TYPES],
@@ -158,6 +164,11 @@ def test_smallest_group_using_the_type_compiles(cpp_type, pytorch_types, sample_
         pytest.skip(f"{name}: no operator of PyTorch 2.13's yaml uses it as a {kind}")
     group = by_type[name][0]
     assert not sample_build[group], f"group {group} ({kind} {name}) does not compile:\n{sample_build[group][:4000]}"
+
+
+@pytest.mark.parametrize("group", sorted(SHAPES))
+def test_group_of_each_code_shape_compiles(group, sample_build):
+    assert not sample_build[group], f"group {group} ({SHAPES[group]}) does not compile:\n{sample_build[group][:4000]}"
 
 
 @pytest.mark.parametrize("cpp_type", sorted(ECHOES))
