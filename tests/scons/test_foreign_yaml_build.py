@@ -1,0 +1,115 @@
+"""The runtime built from another project's operator yaml: PyTorch 2.13's own entries for 43 of
+its operator groups (the ones the runtime's hand-written sources call, plus matmul/mm/view/t and
+what their generated code calls), with `--missing-kernels=stub`. csrc/native implements
+yaml/native_functions.yaml, whose kernel names differ (PyTorch's mm.out kernel is mm_out_cpu,
+ours mm_out), so `--kernels=auto` compiles none of it: every kernel PyTorch's entries name is
+stubbed, the library links and loads, every schema registers with torchgen's keys, and calls
+raise opdispatch.Error naming the stub. This is the CI-sized version of
+`scons --yaml=<PyTorch's yaml> --missing-kernels=stub` (all 1,342 groups:
+tests/bench/bench_pytorch_build.py)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from helpers import copy_project, run_scons_loud
+from opgen.model.loader import load_model
+
+GROUPS = (
+    "_to_copy", "add", "as_strided", "as_strided_copy", "as_strided_scatter", "clamp", "clone", "copy", "div", "empty",
+    "empty_strided", "eq", "expand", "expand_copy", "ge", "le", "lift", "log", "matmul", "mm", "mul", "ones", "ones_like",
+    "permute", "permute_copy", "pow", "reshape", "select", "select_copy", "select_scatter", "slice_scatter", "sub", "sum",
+    "t", "t_copy", "transpose", "transpose_copy", "view", "view_copy", "where", "zero", "zeros", "zeros_like",
+)
+SUBSET = "pt-subset"
+
+
+def _subset_yaml(real_data_dir: str) -> str:
+    """PyTorch's entries of GROUPS, verbatim and in PyTorch's order."""
+    path = os.path.join(real_data_dir, "native_functions.yaml")
+    model = load_model(path, os.path.join(real_data_dir, "tags.yaml"))
+    group_of = {str(f.func.name): f.root_name for f in model.functions}
+    with open(path, encoding="utf-8") as handle:
+        entries = re.split(r"(?m)^(?=- func:)", handle.read())[1:]
+    return "".join(e for e in entries if group_of[re.match(r"- func: ([\w.]+)\(", e).group(1)] in GROUPS)
+
+
+@pytest.fixture(scope="module")
+def foreign_build(real_data_dir, tmp_path_factory):
+    root = copy_project(tmp_path_factory.mktemp("foreign-yaml"))
+    os.makedirs(os.path.join(root, SUBSET))
+    with open(os.path.join(root, SUBSET, "native_functions.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(_subset_yaml(real_data_dir))
+    with open(os.path.join(real_data_dir, "tags.yaml"), encoding="utf-8") as src, \
+            open(os.path.join(root, SUBSET, "tags.yaml"), "w", encoding="utf-8") as dst:
+        dst.write(src.read())
+    build = run_scons_loud(root, "-j2", "--cuda=off", f"--yaml={SUBSET}/native_functions.yaml", "--missing-kernels=stub",
+                           timeout=1800)
+    output = build.stdout + build.stderr
+    assert build.returncode == 0, output[-5000:]
+    return root, output
+
+
+def _python(root, code: str) -> dict:
+    """Runs code against the built package; it prints one JSON value."""
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.path.join(root, "build", "python")))
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_no_hand_written_kernel_is_compiled_and_every_kernel_is_stubbed(foreign_build):
+    root, output = foreign_build
+    assert "[opgen] kernels: none (every kernel is missing: --missing-kernels=stub)" in output
+    assert not os.path.exists(os.path.join(root, "build", "obj", "native"))
+    assert not os.path.exists(os.path.join(root, "build", "bin", "opdispatch_tests"))
+    stubbed = re.search(r"\[opgen\] missing kernels: (\d+) stubbed", output)
+    assert stubbed, output[-3000:]
+    with open(os.path.join(root, "build", "gen", "missing_kernels.cpp"), encoding="utf-8") as handle:
+        stubs = handle.read()
+    # One definition per stub, each raising with its kernel, key and operator.
+    assert int(stubbed.group(1)) == stubs.count("is not implemented") > 40
+    assert "CPU kernel mm_out_cpu of aten::mm.out is not implemented" in stubs
+
+
+def test_every_schema_registers_with_torchgens_keys(foreign_build, real_data_dir):
+    root, _ = foreign_build
+    expected = sorted(f"aten::{line}" for line in re.findall(r"(?m)^- func: ([\w.]+)\(", _subset_yaml(real_data_dir)))
+    got = _python(root, """
+        import json, opdispatch as od
+        names = [n for n in od.dispatcher.op_names() if n.startswith("aten::")]
+        print(json.dumps({"names": names, "add": sorted(od.dispatcher.dump_table("aten::add.Tensor")),
+                          "mm": sorted(od.dispatcher.dump_table("aten::mm"))}))
+    """)
+    autogen = set(got["names"]) - set(expected)  # functions the yaml's autogen: lines name (add.Scalar_out, ...)
+    assert set(expected) <= set(got["names"]) and all(".out" in n or "_out" in n for n in autogen), autogen
+    # torchgen registers add.Tensor at CPU, CUDA, Meta (structured) and the autograd/functionalize keys;
+    # this build has no CUDA and no autograd layer (no derivatives.yaml beside the subset).
+    assert {"CPU", "Meta", "Functionalize"} <= set(got["add"])
+    assert {"CPU", "Meta"} <= set(got["mm"])
+
+
+def test_calls_raise_naming_the_stub(foreign_build):
+    root, _ = foreign_build
+    got = _python(root, """
+        import json, opdispatch as od
+        x = od.tensor([[1.0, 2.0], [3.0, 4.0]])      # no operator: a copy of the numbers
+        errors = {}
+        for name, call in [("mm", lambda: od.ops.aten.mm(x, x)),
+                           ("matmul", lambda: od.ops.aten.matmul(x, x)),
+                           ("add", lambda: od.ops.aten.add(x, x))]:
+            try:
+                call()
+                errors[name] = None
+            except od.Error as error:
+                errors[name] = str(error).splitlines()[0]
+        print(json.dumps(errors))
+    """)
+    assert "CPU kernel mm_out_cpu of aten::mm.out is not implemented" in got["mm"]
+    # matmul is CompositeImplicitAutograd: its (hand-written) kernel is the stub.
+    assert "CompositeImplicitAutograd kernel matmul of aten::matmul is not implemented" in got["matmul"]
+    assert "CPU kernel ufunc_add_CPU of aten::add.out is not implemented" in got["add"]
