@@ -170,18 +170,18 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
         else:
             return _error(f, f"its functional variant {functional.func.name} takes '{b.name}', which it lacks")
     n_ret = len(functional.func.returns)
-    kind = f.func.kind()
-    # Where each written argument's new value is among the functional variant's results.
-    if kind is SchemaKind.mutable:
-        first = len(f.func.returns)
-        if n_ret != first + len(written) or any(r.annotation is not None for r in f.func.returns):
-            return _error(f, f"the results of {functional.func.name} do not line up with its mutated arguments")
-    else:
-        first = 0
-        if n_ret != len(written):
-            return _error(f, f"{functional.func.name} returns {n_ret} values for {len(written)} mutated arguments")
+    # Where each written argument's new value is among the functional variant's results: the
+    # result of the return aliasing it, else one of the results after f's returns
+    # (FunctionSchema.written_results).
+    slots = f.func.written_results()
+    if n_ret != len(f.func.signature().returns) or any(a.name not in slots for a in written):
+        return _error(f, f"the results of {functional.func.name} do not line up with its mutated arguments")
     handle = dispatcher.handle_name(functional)
     own = names(dispatcher.bindings(f))
+    # The functional variant's results; not a name an argument (_linalg_det.result) or an
+    # unwrapped argument (result_) already has.
+    taken = {b.name for b in dispatcher.bindings(f)} | set(renamed.values())
+    result = next(n for n in ("result", "functional_result", "functional_result_") if n not in taken)
     # No functional argument (a plain tensor captured by a functionalized function): the
     # mutation itself runs below.
     lines = [f"if (!functionalization::any_functional({own})) {{",
@@ -189,11 +189,13 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
              f"  return functionalization::call<ops::{dispatcher.handle_name(f)}>({own});",
              "}",
              "functionalization::BelowGuard below;"] + lines
-    lines.append(f"auto result = functionalization::call<ops::{handle}>({', '.join(args)});")
+    lines.append(f"auto {result} = functionalization::call<ops::{handle}>({', '.join(args)});")
     op = dispatcher.qualified_name(f)
-    resizable = "true" if kind is SchemaKind.out else "false"
-    for i, a in enumerate(written):
-        value = "result" if n_ret == 1 else f"std::get<{first + i}>(result)"
+    for a in written:
+        # out= may resize its out arguments; other written arguments (the running stats of
+        # _batch_norm_with_update.out) are updated in place.
+        resizable = "true" if a in f.func.arguments.out else "false"
+        value = result if n_ret == 1 else f"std::get<{slots[a.name]}>({result})"
         if a.type.is_list_like():
             lines.append(f"for (size_t i = 0; i < {a.name}.size(); ++i) "
                          f'functionalization::commit("{op}", {a.name}[i], {value}[i], {resizable});')
@@ -201,13 +203,15 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
             lines.append(f'if ({a.name}.has_value()) functionalization::commit("{op}", *{a.name}, {value}, {resizable});')
         else:
             lines.append(f'functionalization::commit("{op}", {a.name}, {value}, {resizable});')
+    # f's own returns: the written arguments they alias (returns alias all or none), or the
+    # functional variant's first results, wrapped.
+    aliased = [next(a.name for a in written if a.annotation == r.annotation) for r in f.func.returns if r.is_write]
     if not f.func.returns:
         lines.append("return;")
-    elif kind is SchemaKind.mutable:
-        got = [f"functionalization::wrap(std::get<{i}>(result))" if n_ret > 1 else "functionalization::wrap(result)"
-               for i in range(first)]
-        lines.append(f"return {got[0]};" if first == 1 else f"return std::make_tuple({', '.join(got)});")
+    elif aliased:
+        lines.append(f"return {aliased[0]};" if len(aliased) == 1 else f"return std::forward_as_tuple({', '.join(aliased)});")
     else:
-        outs = [a.name for a in written]
-        lines.append(f"return {outs[0]};" if len(f.func.returns) == 1 else f"return std::forward_as_tuple({', '.join(outs)});")
+        got = [f"functionalization::wrap(std::get<{i}>({result}))" if n_ret > 1 else f"functionalization::wrap({result})"
+               for i in range(len(f.func.returns))]
+        lines.append(f"return {got[0]};" if len(got) == 1 else f"return std::make_tuple({', '.join(got)});")
     return replace(wrapper(WrapperKind.FUNCTIONALIZE_MUTATION, KEY, f), body=tuple(lines))

@@ -230,7 +230,16 @@ def _view_copy(f: NativeFunction) -> Wrapper:
     overload = f.func.name.overload_name
     view_handle = f"{view_group}_{overload}" if overload else view_group
     view = f"ops::{view_handle}::call({names(dispatcher.bindings(f))})"
-    body = (f"return ops::clone::call({view}, MemoryFormat::Contiguous);",)
+    if f.func.returns[0].type.is_list_like():  # split_copy, unbind_copy: a contiguous clone of each view
+        body: tuple[str, ...] = (
+            f"std::vector<TensorBase> views = {view};",
+            "std::vector<TensorBase> copies;",
+            "copies.reserve(views.size());",
+            "for (const TensorBase& v : views) copies.push_back(ops::clone::call(v, MemoryFormat::Contiguous));",
+            "return copies;",
+        )
+    else:
+        body = (f"return ops::clone::call({view}, MemoryFormat::Contiguous);",)
     return replace(wrapper(WrapperKind.VIEW_COPY, DispatchKey.CompositeExplicitAutogradNonFunctional, f), body=body,
                    other_groups=(view_group, "clone"))
 
@@ -325,26 +334,41 @@ def out_from_functional(group_rel: GroupRelations, f: NativeFunction, callee: Op
 
 
 def _functional_from_mutation(group_rel: GroupRelations, f: NativeFunction) -> list[str]:
+    """The mutation run on clones of the arguments it writes; the functional variant returns
+    its results in the order of ``signature().returns``: the mutation's returns (a return
+    aliasing a written argument gives that argument's clone), then the clones of the written
+    arguments no return aliases (``_amp_update_scale``: self and growth_tracker)."""
     mutation = group_rel.sibling(f, SchemaKind.inplace) or group_rel.sibling(f, SchemaKind.mutable)
     if mutation is None:
         return [f'OP_CHECK(false, "{f.func.name}: no in-place or mutable variant to build this functional variant from");']
-    written = [a.name for a in mutation.func.arguments.all() if a.is_write]
-    if any(a.type != TENSOR for a in mutation.func.arguments.all() if a.is_write):
-        return [f'OP_CHECK(false, "{f.func.name}: functional variants of list-mutating operators are not generated");']
-    lines = [f"TensorBase {name}_result = impl::clone_for_functional({name});" for name in written]
-    args = [f"{b.name}_result" if b.name in written else b.name for b in dispatcher.bindings(mutation)]
-    if mutation.func.kind() is SchemaKind.inplace:
-        lines.append(f"{_call(mutation, args)};")
-        lines.append(f"return {written[0]}_result;")
-        return lines
-    clones = ", ".join(f"{name}_result" for name in written)
-    if not mutation.func.returns:
-        lines.append(f"{_call(mutation, args)};")
-        lines.append(f"return std::make_tuple({clones});" if len(written) > 1 or f.func.returns[1:] else f"return {clones};")
-    else:
+    written = [a for a in mutation.func.arguments.all() if a.is_write]
+    other = next((a for a in written if a.type not in (TENSOR, ListType(TENSOR, None))), None)
+    if other is not None:  # Tensor(a!)?: nothing clones an absent tensor yet
+        return [f'OP_CHECK(false, "{f.func.name}: functional variants of operators writing a {other.type} argument are not generated");']
+    slots = mutation.func.written_results()
+    if len(f.func.returns) != len(mutation.func.signature().returns) or any(a.name not in slots for a in written):
+        return [f'OP_CHECK(false, "{f.func.name}: its results do not line up with the arguments {mutation.func.name} writes");']
+    lines = []
+    for a in written:
+        if a.type == TENSOR:
+            lines.append(f"TensorBase {a.name}_result = impl::clone_for_functional({a.name});")
+        else:  # Tensor[]: one clone per element
+            lines += [f"std::vector<TensorBase> {a.name}_result;",
+                      f"{a.name}_result.reserve({a.name}.size());",
+                      f"for (const TensorBase& t : {a.name}) {a.name}_result.push_back(impl::clone_for_functional(t));"]
+    args = [f"{b.name}_result" if b.name in slots else b.name for b in dispatcher.bindings(mutation)]
+    # What each of the functional variant's results is: a clone, or one of the mutation's own
+    # (non-aliasing) results.
+    by_slot = {slot: f"{name}_result" for name, slot in slots.items()}
+    fresh = [i for i, r in enumerate(mutation.func.returns) if not r.is_write]
+    if fresh:
         lines.append(f"auto result = {_call(mutation, args)};")
-        head = "result" if len(mutation.func.returns) > 1 else "std::make_tuple(result)"
-        lines.append(f"return std::tuple_cat({head}, std::make_tuple({clones}));")
+        several = len(mutation.func.returns) > 1
+        by_slot.update({i: f"std::get<{i}>(result)" if several else "result" for i in fresh})
+    else:
+        lines.append(f"{_call(mutation, args)};")
+    results = [by_slot[i] for i in range(len(f.func.returns))]
+    lines.append(f"return {results[0]};" if len(results) == 1 else f"return std::make_tuple({', '.join(results)});")
     return lines
 
 

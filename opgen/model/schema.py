@@ -448,15 +448,35 @@ class FunctionSchema:
             elif base.endswith("_scatter"):
                 base = base.replace("scatter", "inverse")
         args = self.arguments
-        self_first = [args.self_arg] if args.self_arg else []
-        mutated = [
-            Return(f"{a.name}_out" if keep_return_names else None, a.type, None)
-            for a in (*self_first, *args.out, *args.post_self_positional)
-            if a.is_write and not any(a.annotation == r.annotation for r in self.returns)
-        ]
+        mutated = [Return(f"{a.name}_out" if keep_return_names else None, a.type, None) for a in self._unreturned_writes()]
         returns = tuple(Return(r.name if keep_return_names else None, r.type, None) for r in self.returns)
         name = OperatorName(BaseOperatorName(base, False, self.name.name.dunder_method), "")
         return FunctionSchema(name, args.signature(strip_default), returns + tuple(mutated))
+
+    def _unreturned_writes(self) -> list[Argument]:
+        """The written arguments no return aliases, in the order signature() returns them after
+        the returns: self, the out arguments, then the positional arguments after self."""
+        args = self.arguments
+        self_first = [args.self_arg] if args.self_arg else []
+        return [a for a in (*self_first, *args.out, *args.post_self_positional)
+                if a.is_write and not any(a.annotation == r.annotation for r in self.returns)]
+
+    def written_results(self) -> dict[str, int]:
+        """Where each written argument's new value is among the results of the functional variant
+        (whose returns are ``signature().returns``): at the index of the return aliasing it (out=
+        arguments, an in-place self), else after the returns in signature()'s order
+        (``_batch_norm_with_update.out``: out, save_mean, save_invstd, reserve at 0-3, then
+        running_mean and running_var at 4 and 5). Written arguments signature() does not return
+        (before self, or keyword-only and not out=) are absent."""
+        slots = {}
+        for a in self.arguments.all():
+            if a.is_write:
+                at = next((i for i, r in enumerate(self.returns) if r.annotation == a.annotation), None)
+                if at is not None:
+                    slots[a.name] = at
+        for i, a in enumerate(self._unreturned_writes()):
+            slots[a.name] = len(self.returns) + i
+        return slots
 
     @_remembered
     def family_key(self) -> str:
