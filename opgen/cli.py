@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cache_cli import add_parser as add_cache_parser
     add_cache_parser(commands)
+    from .select_cli import add_parser as add_select_parser
+    add_select_parser(commands)
 
     init = commands.add_parser("init", help="scaffold a project with its own operators, ready for scons")
     init.add_argument("directory", help="the project's directory (created; it must not exist or be empty)")

@@ -24,8 +24,9 @@ ALLOWED = {
     "api": {"model"},
     "cache": {"model"},                     # never the generators: keys are computed from the model
     "gen": {"model", "api", "cache"},
-    "": {"model", "api", "cache", "gen"},   # cli.py, cache_cli.py, link_check.py, __main__.py
-    "scons": {"model", "api", "cache", "gen", ""},  # the SCons plugin: a front end, like the CLI
+    "selection": {"model", "api", "cache", "gen"},  # selective builds: closures over the generated code
+    "": {"model", "api", "cache", "gen", "selection"},   # cli.py, cache_cli.py, select_cli.py, link_check.py, __main__.py
+    "scons": {"model", "api", "cache", "gen", "selection", ""},  # the SCons plugin: a front end, like the CLI
 }
 TOOLSET = "opgen.scons.toolset"
 

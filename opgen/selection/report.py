@@ -1,0 +1,84 @@
+"""What ``opgen select`` prints: a selection's summary and its size report. Pure: data in, text out."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Optional
+
+from .closure import Closure, ReasonKind
+from .selection import Selection
+from .sizes import ObjectSizes, estimate
+
+# How the summary names the first reason of a group beyond the selection.
+_ORIGIN = {
+    ReasonKind.STRUCTURED: "structured delegates",
+    ReasonKind.GENERATED: "called by generated code",
+    ReasonKind.CALLED_BY_SOURCE: "called by kernel sources",
+    ReasonKind.IMPLEMENTED_BESIDE: "implemented beside a selected kernel",
+    ReasonKind.RUNTIME_CALL: "called by the runtime",
+    ReasonKind.RUNTIME_IMPL: "implemented by the runtime",
+    ReasonKind.SUPPORT: "called by support code",
+    ReasonKind.UMBRELLA: "every group (an umbrella header)",
+}
+LISTED = 40  # lists longer than this are counted, not shown
+
+
+def summary(selection: Selection, closure: Closure, total_groups: int, total_sources: int) -> str:
+    what = "every operator (include_all_operators)" if selection.include_all else f"{len(selection.keys)} operators"
+    fmt = "torchgen's selection yaml" if selection.format == "torchgen-yaml" else "a list"
+    selected = closure.selected_groups
+    lines = [f"{selection.source}: {what} selected ({fmt}), in {len(selected)} operator groups",
+             f"closure: {len(closure.groups)} of {total_groups} operator groups, {len(closure.operators)} operators"]
+    beyond = Counter(closure.reasons[g][0].kind for g in closure.groups if g not in selected)
+    if beyond:
+        parts = ", ".join(f"{count} {_ORIGIN[kind]}" for kind, count in sorted(beyond.items(), key=lambda kv: (-kv[1], kv[0].value)))
+        lines.append(f"  beyond the selection: {sum(beyond.values())} ({parts})")
+    left_out = total_groups - len(closure.groups)
+    lines.append(f"  left out: {left_out} operator groups")
+    kinds = Counter(reason.kind for reason in closure.source_reasons.values())
+    lines.append(f"hand-written sources: {len(closure.sources)} of {total_sources} compiled "
+                 f"({kinds['runtime']} runtime, {kinds['support']} support, {kinds['implements']} kernel sources)")
+    kernels = [path for path in closure.sources if closure.source_reasons[path].kind == "implements"]
+    for path in kernels[:LISTED]:
+        lines.append(f"  {path}: {closure.source_reasons[path].text()}")
+    if len(kernels) > LISTED:
+        lines.append(f"  ... and {len(kernels) - LISTED} more")
+    for path, header in closure.unresolved:
+        lines.append(f"warning: {path} includes {header}, which no operator group of the yaml generates: it will not compile")
+    lines.append("`opgen select FILE --explain OP` says why an operator is in; --report estimates the library's size")
+    return "\n".join(lines) + "\n"
+
+
+def size_report(selection: Selection, closure: Closure, total_groups: int, total_sources: int,
+                sizes: Optional[ObjectSizes], sizes_path: str) -> str:
+    objects = len(closure.groups) + len(closure.sources)
+    lines = [f"size report for {selection.source}",
+             f"  operator groups: {len(closure.groups)} of {total_groups}",
+             f"  objects: {objects} ({len(closure.groups)} group units + {len(closure.sources)} hand-written sources), "
+             f"of {total_groups + total_sources} in the full build"]
+    if sizes is None:
+        lines.append(f"  library size: unknown until a full build records object sizes ({sizes_path})")
+        return "\n".join(lines) + "\n"
+    result = estimate(closure.groups, closure.sources, sizes)
+    share = f" ({100 * result.objects_bytes / result.full_objects_bytes:.0f}%)" if result.full_objects_bytes else ""
+    lines.append(f"  object bytes: {_size(result.objects_bytes)} of {_size(result.full_objects_bytes)}{share}, "
+                 f"as a full build of {sizes.yaml or 'the yaml'} recorded them ({sizes_path})")
+    if result.library_bytes is not None:
+        lines.append(f"  library size: ~{_size(result.library_bytes)} estimated, of {_size(result.full_library_bytes)} "
+                     f"for the full library")
+    else:
+        lines.append("  library size: unknown (the recorded build has no library size)")
+    unknown = len(result.unknown_groups) + len(result.unknown_sources)
+    if unknown:
+        shown = ", ".join((result.unknown_groups + result.unknown_sources)[:8]) + (", ..." if unknown > 8 else "")
+        lines.append(f"  {unknown} objects without a recorded size, counted at the mean: {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "unknown"
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

@@ -1,0 +1,107 @@
+"""``object_sizes.json``: what a full build's objects weigh, so a selection's library size can be
+estimated before it is built (``opgen select --report``).
+
+The build writes it after linking (``write_object_sizes``; the SCons side calls it), the size
+report reads it (``read_object_sizes``). It lives in the codegen cache directory
+(``<cache dir>/object_sizes.json``: $OPGEN_CACHE_DIR, or cache/ of the checkout), one per cache,
+overwritten by each full build. The format, JSON with sorted keys::
+
+    {
+      "version": 1,
+      "yaml": "yaml/native_functions.yaml",        # the operator yaml of the build that wrote it
+      "library_bytes": 5242880,                    # the linked library's size in bytes, or null
+      "groups": {"add": 181234, "addmm": 90210},   # bytes of each operator group's objects, summed
+      "sources": {"csrc/native/binary_ops.cpp": 61234}   # bytes of each hand-written source's object
+    }
+
+A missing, unreadable or malformed file, or one of another version, reads as None: the report
+then says the size is unknown until a full build records object sizes.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Optional
+
+from ..writer import write_if_changed
+
+OBJECT_SIZES_FILE = "object_sizes.json"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class ObjectSizes:
+    groups: Mapping[str, int] = field(default_factory=dict)
+    sources: Mapping[str, int] = field(default_factory=dict)
+    library_bytes: Optional[int] = None
+    yaml: str = ""
+
+
+def object_sizes_path(cache_dir: str) -> str:
+    return os.path.join(cache_dir, OBJECT_SIZES_FILE)
+
+
+def object_sizes_json(sizes: ObjectSizes) -> str:
+    data = {"version": VERSION, "yaml": sizes.yaml, "library_bytes": sizes.library_bytes,
+            "groups": dict(sorted(sizes.groups.items())), "sources": dict(sorted(sizes.sources.items()))}
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def write_object_sizes(cache_dir: str, sizes: ObjectSizes) -> bool:
+    """Writes ``<cache_dir>/object_sizes.json`` (only when its bytes change); True when written."""
+    return write_if_changed(object_sizes_path(cache_dir), object_sizes_json(sizes))
+
+
+def read_object_sizes(cache_dir: str) -> Optional[ObjectSizes]:
+    try:
+        with open(object_sizes_path(cache_dir), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    groups, sources, library = data.get("groups"), data.get("sources"), data.get("library_bytes")
+    if not (_sizes(groups) and _sizes(sources)) or not (library is None or _size(library)):
+        return None
+    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")))
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _sizes(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and _size(v) for k, v in value.items())
+
+
+@dataclass(frozen=True)
+class SizeEstimate:
+    """A selection's objects and library, estimated from a full build's recorded sizes."""
+
+    objects_bytes: int                 # the selection's objects: recorded sizes, the unknown at the mean
+    full_objects_bytes: int            # every recorded object
+    library_bytes: Optional[int]       # the selective library: the full one scaled by the objects' share
+    full_library_bytes: Optional[int]
+    unknown_groups: tuple[str, ...]    # groups of the selection without a recorded size
+    unknown_sources: tuple[str, ...]
+
+
+def estimate(groups: Iterable[str], sources: Iterable[str], sizes: ObjectSizes) -> SizeEstimate:
+    groups, sources = list(groups), list(sources)
+    group_bytes, unknown_groups = _sum(groups, sizes.groups)
+    source_bytes, unknown_sources = _sum(sources, sizes.sources)
+    full = sum(sizes.groups.values()) + sum(sizes.sources.values())
+    selected = group_bytes + source_bytes
+    library = None
+    if sizes.library_bytes is not None and full:
+        library = round(sizes.library_bytes * min(selected / full, 1.0))
+    return SizeEstimate(selected, full, library, sizes.library_bytes, unknown_groups, unknown_sources)
+
+
+def _sum(names: list[str], recorded: Mapping[str, int]) -> tuple[int, tuple[str, ...]]:
+    """Bytes of ``names``: recorded ones, the others at the mean of the recorded (0 when none is)."""
+    known = [recorded[name] for name in names if name in recorded]
+    unknown = tuple(sorted(name for name in names if name not in recorded))
+    mean = sum(recorded.values()) / len(recorded) if recorded else 0
+    return sum(known) + round(mean * len(unknown)), unknown

@@ -1,0 +1,90 @@
+"""``opgen select``: the summary, --explain, --report, and bad input (FILE:LINE, exit status 2)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from opgen import cli
+from opgen.selection.sizes import ObjectSizes, write_object_sizes
+
+from helpers import REPO_ROOT
+
+OUR_YAML = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
+MLP = "addmm\nrelu\n_log_softmax\nnll_loss\nsum\n"
+
+
+@pytest.fixture
+def mlp(tmp_path):
+    path = tmp_path / "ops.txt"
+    path.write_text(MLP)
+    return str(path)
+
+
+def select(capsys, *args):
+    status = cli.main(["select", *args, "--yaml", OUR_YAML])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_summary(capsys, mlp):
+    status, out, err = select(capsys, mlp)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"{mlp}: 5 operators selected (a list), in 5 operator groups"
+    assert lines[1].startswith("closure: ") and " of 90 operator groups" in lines[1]
+    assert "  csrc/native/loss_ops.cpp: implements nll_loss" in lines
+    assert any(line.startswith("hand-written sources: ") for line in lines)
+
+
+def test_explain(capsys, tmp_path):
+    path = tmp_path / "ops.txt"
+    path.write_text("matmul\n")
+    status, out, _ = select(capsys, str(path), "--explain", "mm", "--explain", "aten::matmul.out")
+    assert status == 0
+    assert out.splitlines()[0] == f"mm: called by csrc/native/matmul.cpp, which implements matmul; matmul: selected at {path}:1"
+    assert f"matmul.out: same group as matmul; matmul: selected at {path}:1" in out.splitlines()
+    status, out, _ = select(capsys, str(path), "--explain", "arange")
+    assert status == 1 and out == "arange: not in the build: nothing selected needs it\n"
+
+
+def test_report_without_and_with_recorded_sizes(capsys, mlp, tmp_path):
+    cache = tmp_path / "cache"
+    status, out, _ = select(capsys, mlp, "--report", "--cache-dir", str(cache))
+    assert status == 0
+    assert f"library size: unknown until a full build records object sizes ({cache / 'object_sizes.json'})" in out
+    assert "group units + " in out
+    write_object_sizes(str(cache), ObjectSizes(groups={"addmm": 1000, "relu": 1000, "arange": 2000},
+                                               sources={"csrc/native/loss_ops.cpp": 1000}, library_bytes=100000,
+                                               yaml="yaml/native_functions.yaml"))
+    status, out, _ = select(capsys, mlp, "--report", "--cache-dir", str(cache))
+    assert status == 0
+    assert "library size: ~" in out and "of 97.7 KiB for the full library" in out
+    assert "objects without a recorded size, counted at the mean" in out
+
+
+def test_warnings_go_to_stderr(capsys, tmp_path):
+    path = tmp_path / "ops.yaml"
+    path.write_text("operators:\n  aten::relu: {}\nkernel_metadata:\n  relu_kernel: [Float]\n")
+    status, _, err = select(capsys, str(path))
+    assert status == 0
+    assert err.startswith(f"{path}:3: warning: kernel_metadata is not supported")
+
+
+def test_bad_input_is_located_and_exits_2(tmp_path):
+    path = tmp_path / "ops.txt"
+    path.write_text("addmm\nad.Tensor\naddmm\n")
+    run = subprocess.run([sys.executable, "-m", "opgen", "select", str(path), "--yaml", OUR_YAML],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [
+        f"{path}:2: error: unknown operator 'ad.Tensor'; did you mean 'add.Tensor'?",
+        f"{path}:3: error: duplicate: addmm is already selected at line 1; remove one of them",
+    ]
+
+
+def test_missing_files_exit_2(capsys, tmp_path):
+    status, _, err = select(capsys, str(tmp_path / "nope.txt"))
+    assert status == 2 and err == f"{tmp_path / 'nope.txt'}: error: no such file\n"
+    status, _, err = select(capsys, str(tmp_path / "nope.txt"), "--csrc", str(tmp_path / "nothing"))
+    assert status == 2
