@@ -17,7 +17,8 @@ from .gen.declarations import Declaration
 from .gen.missing_kernels import Missing, Unresolved, resolve
 
 # Where the generated code of an operator library looks for hand-written functions.
-IN_TREE_SCOPES = ("op::native::", "op::meta::")
+# Kernels, meta() functions and the views' functional inverses (opgen/gen/declarations.py).
+IN_TREE_SCOPES = ("op::native::", "op::meta::", "op::functionalization::inverse::")
 
 
 class NmError(RuntimeError):

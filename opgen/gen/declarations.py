@@ -28,6 +28,11 @@ class DeclarationKind(Enum):
     KERNEL = "kernel"   # a plain kernel function: native::add_scalar(...)
     IMPL = "impl"       # a structured kernel's impl(): native::structured_add_out::impl(...)
     META = "meta"       # a structured family's meta(): meta::structured_add_Tensor::meta(...)
+    INVERSE = "inverse"  # a view's functional inverse, which Functionalize calls: functionalization::inverse::view(...)
+
+
+# Where the view kernels' functional inverses are defined by hand (csrc/functionalization).
+INVERSE_SCOPE = "functionalization::inverse"
 
 
 @dataclass(frozen=True)
@@ -72,15 +77,25 @@ class Declaration:
         return self.name
 
     def describe(self, keys: tuple[DispatchKey, ...] = ()) -> str:
-        """"CPU kernel add_out of aten::add.out": the uses at ``keys`` (all uses when none is)."""
+        """"CPU kernel add_out of aten::add.out": the uses at ``keys`` (all uses when none is);
+        "Functionalize inverse transpose_int of aten::transpose.int" for an inverse."""
         uses = [u for u in self.uses if u.key in keys] or list(self.uses)
         key_names = ", ".join(dict.fromkeys(u.key.value for u in uses))
         operators = ", ".join(dict.fromkeys(u.operator for u in uses))
-        return f"{key_names} kernel {self.kernel} of {operators}"
+        what = "inverse" if self.kind is DeclarationKind.INVERSE else "kernel"
+        return f"{key_names} {what} {self.kernel} of {operators}"
 
     @property
     def location(self) -> Location:
         return min(u.location for u in self.uses)
+
+
+def inverse_declaration(view: NativeFunction, self_name: str, use: Use) -> Declaration:
+    """The functional inverse of ``view`` (the out-of-place view): the base and the mutated view,
+    then the view's arguments but self."""
+    bindings = (Binding("base", "const TensorBase&"), Binding("mutated_view", "const TensorBase&"),
+                *(b for b in dispatcher.bindings(view) if b.name != self_name))
+    return Declaration(DeclarationKind.INVERSE, INVERSE_SCOPE, view.func.name.unambiguous_name(), "TensorBase", bindings, (use,))
 
 
 def in_tree_kernels(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> Iterator[tuple[DispatchKey, BackendMetadata]]:

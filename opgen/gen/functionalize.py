@@ -32,6 +32,7 @@ from ..model.backend import BackendIndex
 from ..model.dispatch_keys import DispatchKey
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
+from .declarations import INVERSE_SCOPE, Use, inverse_declaration
 from .families import GroupRelations
 from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
 from .render import cpp_string
@@ -43,7 +44,7 @@ KEY = DispatchKey.Functionalize
 # as PyTorch writes their functionalization by hand too.
 HAND_WRITTEN = frozenset({"lift", "lift_fresh", "resize_", "_propagate_xla_data"})
 # Where the view kernels' inverses are defined by hand; each file declares those it calls.
-INVERSE_NAMESPACE = "op::functionalization::inverse"
+INVERSE_NAMESPACE = f"op::{INVERSE_SCOPE}"
 INVERSE_COMMENT = ("Inverses of the views below: write a view's new value back into its base (hand-written,",
                    "csrc/functionalization/functional_inverses.cpp).")
 _MUTATING = (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
@@ -147,10 +148,10 @@ def _view(rel: GroupRelations, f: NativeFunction) -> Wrapper:
     else:
         lines += [f"layout = ops::{dispatcher.handle_name(f)}::call(layout{args});",
                   f"return functionalization::make_view({self_name}, std::move(value), std::move(meta), layout);"]
-    inverse = [f"TensorBase {name.unambiguous_name()}(const TensorBase& base, const TensorBase& mutated_view"
-               + "".join(f", {b.type} {b.name}" for b in dispatcher.bindings(view) if b.name != self_name) + ");"]
+    inverse = inverse_declaration(view, self_name, Use(KEY, dispatcher.qualified_name(f), f.location))
     return replace(wrapper(WrapperKind.FUNCTIONALIZE_VIEW, KEY, f), body=tuple(lines),
-                   hand_written=HandWritten(INVERSE_NAMESPACE, INVERSE_COMMENT, tuple(inverse)),
+                   hand_written=HandWritten(INVERSE_NAMESPACE, INVERSE_COMMENT,
+                                            (f"{inverse.returns} {inverse.name}({inverse.params});",), (inverse,)),
                    other_groups=(f"{name.name.base}_copy",))
 
 

@@ -5,6 +5,7 @@ groups, which is what lets each group be its own SCons node and cache entry.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 from ..api import cpp, dispatcher, structured, types
@@ -151,8 +152,16 @@ class GroupCodegen:
 
     @cached_property
     def declarations(self) -> list[Declaration]:
-        """The hand-written functions the group's code calls, as its native and meta headers declare them."""
-        return group_declarations(self.relations, self.indices)
+        """The hand-written functions the group's code calls: its kernels and meta() functions, as
+        its native and meta headers declare them, then its views' functional inverses (declared
+        in its Functionalize file)."""
+        inverses: dict[str, Declaration] = {}
+        for w in self.kernels.get(DispatchKey.Functionalize, []):
+            for d in w.hand_written.functions if w.hand_written else ():
+                first = inverses.setdefault(d.symbol, d)
+                if first is not d:  # transpose_ and transpose share transpose's inverse
+                    inverses[d.symbol] = replace(first, uses=first.uses + d.uses)
+        return group_declarations(self.relations, self.indices) + list(inverses.values())
 
     def _meta_header(self) -> str:
         classes, includes = [], set()

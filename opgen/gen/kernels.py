@@ -113,6 +113,7 @@ class HandWritten:
     namespace: str             # "op::functionalization::inverse"
     comment: tuple[str, ...]
     declarations: tuple[str, ...]
+    functions: tuple = ()      # the same as declarations.Declaration objects (missing-kernel checks)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..model.dispatch_keys import DispatchKey
 from . import layout
-from .declarations import Declaration
+from .declarations import Declaration, DeclarationKind
 from .render import render
 
 STUBS_SOURCE = "missing_kernels.cpp"
@@ -79,7 +79,9 @@ def render_missing_kernels(missing: list[Missing], keys: tuple[DispatchKey, ...]
         if first is not m.declaration:
             by_symbol[first.symbol] = replace(first, uses=first.uses + m.declaration.uses)
         groups.add(m.group)
+    # Inverses are declared only in the Functionalize files that call them: declared here too.
     stubs = [{"returns": d.returns, "scope": d.scope, "name": d.name, "params": d.params,
-              "message": f"{d.describe(keys)} is not implemented"} for d in by_symbol.values()]
+              "declare": d.kind is DeclarationKind.INVERSE, "message": f"{d.describe(keys)} is not implemented"}
+             for d in by_symbol.values()]
     includes = [layout.native_header(group) for group in sorted(groups)]
     return render("missing_kernels.cpp.j2", stubs=stubs, includes=includes)

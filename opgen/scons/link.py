@@ -30,6 +30,9 @@ def whole_archive_library(env, target, objects, group_archives):
     link_env = judged_by_policy(env).Clone(OPGEN_ARCHIVES=group_archives)
     link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
     link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
+    # Every symbol resolved at link time: a function no object defines (a view's functional
+    # inverse, a runtime helper) is a link error naming it, not a library that fails to load.
+    link_env.Append(SHLINKFLAGS=["-Wl,--no-undefined"])
     library = link_env.SharedLibrary(target, objects)
     link_env.Depends(library, group_archives)
     return library
