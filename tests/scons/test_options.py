@@ -20,7 +20,8 @@ def scons(project, *args):
 def test_help_lists_the_yaml_options_and_install(project):
     result = scons(project, "-h")
     assert result.returncode == 0, result.stderr
-    for text in ("--yaml=PATH", "--tags=PATH", "--missing-kernels=error|stub", "install PREFIX=DIR"):
+    for text in ("--yaml=PATH", "--tags=PATH", "--missing-kernels=error|stub", "--kernels=auto|builtin|none",
+                 "install PREFIX=DIR"):
         assert text in result.stdout, text
 
 
@@ -50,3 +51,25 @@ def test_another_yaml_builds_with_its_own_groups(project):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[opgen] 1 functions in 1 operator groups" in result.stdout
     assert (project / "build" / "gen" / "ops" / "scale_schema.cpp").is_file()
+
+
+@pytest.mark.parametrize("yaml, option, kernels", [
+    ("yaml/native_functions.yaml", None, "csrc/native"),
+    ("yaml/own.yaml", None, "none (every kernel is missing: --missing-kernels=error)"),  # auto: another yaml
+    ("yaml/native_functions.yaml", "--kernels=none", "none (every kernel is missing: --missing-kernels=error)"),
+    ("yaml/own.yaml", "--kernels=builtin", "csrc/native"),
+])
+def test_the_hand_written_kernels_belong_to_their_yaml(project, yaml, option, kernels):
+    """csrc/native implements yaml/native_functions.yaml: --kernels=auto builds it with that yaml only."""
+    own = project / "yaml" / "own.yaml"
+    own.write_text("- func: myops::scale(Tensor x, float f=2.0) -> Tensor\n  dispatch:\n    CPU: scale_cpu\n",
+                   encoding="utf-8")
+    result = scons(project, f"--yaml={yaml}", "--derivatives=off", "--opgen-cache=off", *([option] if option else []))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"[opgen] kernels: {kernels}\n" in result.stdout
+
+
+def test_an_unknown_kernels_value_stops_with_status_2(project):
+    result = scons(project, "--kernels=mine")
+    assert result.returncode == 2
+    assert "invalid choice: 'mine'" in result.stderr
