@@ -3,6 +3,7 @@
 #include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
 #include "core/error.h"
+#include "dispatch/operator_recorder.h"
 #include "ops/ones_like.h"
 
 namespace op::autograd {
@@ -39,13 +40,16 @@ Roots roots_of(const variable_list& tensors, const variable_list& grad_tensors) 
 
 }  // namespace
 
+// The default gradients and the engine's calls are the runtime's work for the program: no roots.
 void backward(const variable_list& tensors, const variable_list& grad_tensors, bool retain_graph) {
+  recording::NestedScope runtime_work;
   Roots roots = roots_of(tensors, grad_tensors);
   run_backward(roots.edges, roots.grads, retain_graph);
 }
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
                    bool retain_graph, bool allow_unused) {
+  recording::NestedScope runtime_work;
   Roots roots = roots_of(outputs, grad_outputs);
   edge_list input_edges;
   for (const TensorBase& input : inputs) {

@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/helpers.h"
 #include "core/error.h"
+#include "dispatch/operator_recorder.h"
 #include "ops/_to_copy.h"
 #include "ops/add.h"
 
@@ -105,6 +106,7 @@ variable_list run_backward(const edge_list& roots, const variable_list& grad_out
   OP_CHECK(roots.size() == grad_outputs.size(), "run_backward: ", roots.size(), " roots but ", grad_outputs.size(),
            " gradients");
   NoGradGuard no_grad;
+  recording::NestedScope runtime_work;  // the operators the nodes call are not the program's roots
   auto root = std::make_shared<GraphRoot>(roots, grad_outputs);
   GraphInfo info = walk(root.get(), !outputs.empty());
   std::unordered_set<Node*> needed;

@@ -9,7 +9,18 @@ void OperatorHandle::check_signature(const CppSignature& sig) const {
            have, " but the schema has ", want);
 }
 
+namespace {
+
+// Out of line, so that the call path when nothing records keeps its shape.
+__attribute__((noinline, cold)) void call_boxed_recorded(const OperatorHandle& op, Stack& stack) {
+  recording::CallScope recorded(op.entry());
+  op.entry().dispatch_boxed(op, compute_dispatch_key_set(op.entry().boxed_key_set(stack)), &stack);
+}
+
+}  // namespace
+
 void OperatorHandle::call_boxed(Stack& stack) const {
+  if (recording::active()) return call_boxed_recorded(*this, stack);
   entry_->dispatch_boxed(*this, compute_dispatch_key_set(entry_->boxed_key_set(stack)), &stack);
 }
 

@@ -12,6 +12,7 @@
 
 #include "dispatch/local_dispatch_key_set.h"
 #include "dispatch/operator_entry.h"
+#include "dispatch/operator_recorder.h"
 
 namespace op {
 
@@ -37,6 +38,7 @@ class OperatorHandle {
 
   // Boxed call: the stack holds exactly the schema's arguments in order (defaults filled in)
   // and holds the results afterwards. Arguments and results are checked against the schema.
+  // A call (not a redispatch) is what an OperatorRecorder records (operator_recorder.h).
   void call_boxed(Stack& stack) const;
   // The same, dispatching on ks as given (no thread-local sets applied): used by kernels to
   // continue below their own key, e.g. op.redispatch_boxed(ks.without_highest(), stack).
@@ -81,7 +83,10 @@ template <class Ret, class... Args>
 class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
  public:
   // Key set = the tensors' keys ∪ includes − excludes; then the highest key with an entry runs.
+  // While an OperatorRecorder is active the call is recorded (out of line: the fast path pays
+  // one relaxed load and a branch predicted not taken).
   Ret call(Args... args) const {
+    if (recording::active()) return call_recorded(std::forward<Args>(args)...);
     const DispatchKeySet ks = compute_dispatch_key_set(detail::arguments_key_set(args...));
     return entry_->template dispatch<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
@@ -93,6 +98,12 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
  private:
   friend class OperatorHandle;
   explicit TypedOperatorHandle(OperatorEntry* entry) : OperatorHandle(entry) {}
+
+  __attribute__((noinline, cold)) Ret call_recorded(Args... args) const {
+    recording::CallScope recorded(*entry_);
+    const DispatchKeySet ks = compute_dispatch_key_set(detail::arguments_key_set(args...));
+    return entry_->template dispatch<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
 };
 
 }  // namespace op

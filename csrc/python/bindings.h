@@ -24,5 +24,6 @@ void init_test_ops(py::module_& m);    // test_ops.cpp: C++ kernels for tests an
 void init_functionalization(py::module_& m);  // functionalization_bindings.cpp: functional tensors, traces
 void init_generator(py::module_& m);   // generator_bindings.cpp: Generator, manual_seed
 void init_runtime_types(py::module_& m);  // runtime_type_bindings.cpp: Storage, Stream (after init_tensor)
+void init_recording(py::module_& m);    // recording_bindings.cpp: _OperatorRecorder (record_operators)
 
 }  // namespace opy

@@ -21,4 +21,5 @@ PYBIND11_MODULE(_C, m) {
   opy::init_test_ops(m);
   opy::init_cuda(m);
   opy::init_functionalization(m);
+  opy::init_recording(m);
 }

@@ -13,6 +13,7 @@
 #include "backends/lazy/metrics.h"
 #include "core/error.h"
 #include "dispatch/local_dispatch_key_set.h"
+#include "dispatch/operator_recorder.h"
 #include "functionalization/functionalization.h"
 
 namespace op::lazy {
@@ -205,6 +206,7 @@ std::vector<TensorBase> run(const Plan& plan, const Graph& g) {
   // The lowered calls run on cpu tensors, plainly: no functional wrappers, nothing sent back to Lazy.
   ExcludeKeyGuard no_functionalize(DispatchKey::Functionalize);
   ExcludeKeyGuard no_lazy(DispatchKey::Lazy);
+  recording::NestedScope runtime_work;  // a recorder saw the program's calls when they were traced
   std::vector<TensorBase> slots(plan.slots);
   int64_t executed = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -19,6 +19,8 @@ and gradcheck.
 opdispatch.cuda says whether CUDA kernels were built and a device is present.
 opdispatch.load_library(path) loads a compiled operator library (opgen's OpgenOperatorLibrary);
 get_include() / get_library_dir() locate an installed runtime's headers and library.
+opdispatch.record_operators("ops.yaml") records the operators a block calls, as torchgen's
+selection yaml for a selective build.
 opdispatch.ops.<ns>.<op>[.<overload>] calls any registered operator, opdispatch.library
 registers operators and kernels, opdispatch.dispatcher inspects and steers dispatch.
 Runtime failures raise opdispatch.Error (a RuntimeError) whose message names the operator;
@@ -48,6 +50,7 @@ from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad
 from opdispatch.functionalization import from_functional, functionalize, is_functional, to_functional  # noqa: F401
 from opdispatch.dispatcher import register_device_type  # noqa: F401
 from opdispatch.loading import load_library  # noqa: F401
+from opdispatch.recording import record_operators  # noqa: F401
 from opdispatch.sdk import get_include, get_library_dir  # noqa: F401
 from opdispatch import functions as _functions
 from opdispatch.autograd import install_autograd as _install_autograd
@@ -73,7 +76,7 @@ __all__ = sorted(
     ["Error", "Storage", "Stream", "Tensor", "dtype", "bool", "int32", "int64", "float32", "float64", "from_numpy", "tensor",
      "register_device_type", "cuda", "dispatcher", "library", "ops", "functionalization", "functionalize",
      "is_functional", "to_functional", "from_functional", "load_library", "get_include", "get_library_dir",
-     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "record_operators"]
     + _RANDOM
     + [name for name in _FUNCTIONS if not name.startswith("_")]
 )
