@@ -1,17 +1,20 @@
 """``object_sizes.json``: what a full build's objects weigh, so a selection's library size can be
 estimated before it is built (``opgen select --report``).
 
-The build writes it after linking (``write_object_sizes``; the SCons side calls it), the size
-report reads it (``read_object_sizes``). It lives in the codegen cache directory
-(``<cache dir>/object_sizes.json``: $OPGEN_CACHE_DIR, or cache/ of the checkout), one per cache,
-overwritten by each full build. The format, JSON with sorted keys::
+The build writes it after linking (``write_object_sizes``; opgen/scons/sizes.py calls it, with
+``recorded_sizes`` merging what the build made into what was there), the size report reads it
+(``read_object_sizes``). It lives in the codegen cache directory (``<cache dir>/object_sizes.json``:
+$OPGEN_CACHE_DIR, or cache/ of the checkout), one per cache: a full build replaces the figures
+(of its yaml: another yaml's are dropped), a selective build adds its objects' and records its
+library under ``selections``, keeping the full library's size. The format, JSON with sorted keys::
 
     {
       "version": 1,
       "yaml": "yaml/native_functions.yaml",        # the operator yaml of the build that wrote it
       "library_bytes": 5242880,                    # the linked library's size in bytes, or null
       "groups": {"add": 181234, "addmm": 90210},   # bytes of each operator group's objects, summed
-      "sources": {"csrc/native/binary_ops.cpp": 61234}   # bytes of each hand-written source's object
+      "sources": {"csrc/native/binary_ops.cpp": 61234},  # bytes of each hand-written source's object
+      "selections": {"ops.yaml": 3145728}          # a selective build's library, by selection (optional)
     }
 
 A missing, unreadable or malformed file, or one of another version, reads as None: the report
@@ -36,6 +39,7 @@ class ObjectSizes:
     sources: Mapping[str, int] = field(default_factory=dict)
     library_bytes: Optional[int] = None
     yaml: str = ""
+    selections: Mapping[str, int] = field(default_factory=dict)  # selection file -> its library's bytes
 
 
 def object_sizes_path(cache_dir: str) -> str:
@@ -45,6 +49,8 @@ def object_sizes_path(cache_dir: str) -> str:
 def object_sizes_json(sizes: ObjectSizes) -> str:
     data = {"version": VERSION, "yaml": sizes.yaml, "library_bytes": sizes.library_bytes,
             "groups": dict(sorted(sizes.groups.items())), "sources": dict(sorted(sizes.sources.items()))}
+    if sizes.selections:
+        data["selections"] = dict(sorted(sizes.selections.items()))
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
@@ -62,9 +68,29 @@ def read_object_sizes(cache_dir: str) -> Optional[ObjectSizes]:
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None
     groups, sources, library = data.get("groups"), data.get("sources"), data.get("library_bytes")
-    if not (_sizes(groups) and _sizes(sources)) or not (library is None or _size(library)):
+    selections = data.get("selections", {})
+    if not (_sizes(groups) and _sizes(sources) and _sizes(selections)) or not (library is None or _size(library)):
         return None
-    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")))
+    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")), dict(selections))
+
+
+def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selection: Optional[str] = None) -> ObjectSizes:
+    """What to record after a build made ``built`` (its objects and library; ``selection``: the
+    selection file of a selective build, None for a full one), given what was recorded before.
+
+    A full build's figures replace the previous ones (keeping the selections' libraries of its
+    yaml); a selective build's objects are merged into those of a previous build of the same
+    yaml, its library recorded under ``selections``, the full library's size kept."""
+    same_yaml = previous is not None and previous.yaml == built.yaml
+    selections = dict(previous.selections) if same_yaml else {}
+    if selection is None:
+        return ObjectSizes(dict(built.groups), dict(built.sources), built.library_bytes, built.yaml, selections)
+    if built.library_bytes is not None:
+        selections[selection] = built.library_bytes
+    if not same_yaml:
+        return ObjectSizes(dict(built.groups), dict(built.sources), None, built.yaml, selections)
+    return ObjectSizes({**previous.groups, **built.groups}, {**previous.sources, **built.sources},
+                       previous.library_bytes, built.yaml, selections)
 
 
 def _size(value) -> bool:
