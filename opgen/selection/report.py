@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
+from typing import Collection, Optional
 
 from .closure import Closure, ReasonKind
 from .selection import Selection
@@ -50,10 +50,16 @@ def summary(selection: Selection, closure: Closure, total_groups: int, total_sou
 
 
 def size_report(selection: Selection, closure: Closure, total_groups: int, total_sources: int,
-                sizes: Optional[ObjectSizes], sizes_path: str) -> str:
+                sizes: Optional[ObjectSizes], sizes_path: str, known_sources: Optional[Collection[str]] = None) -> str:
     """``total_sources``: the library's hand-written sources in a full build; the closure's sources
-    compiled into the Python extension (sources.EXTENSION_DIRS) are not the library's."""
+    compiled into the Python extension (sources.EXTENSION_DIRS) are not the library's.
+    ``known_sources``: the sources the closure judged; a recorded object of another (CUDA loops,
+    a build's extra objects) is in every build, as the build compiles every source it does not judge."""
     sources = [path for path in closure.sources if in_library(path)]
+    if sizes is not None and known_sources is not None:
+        others = sorted(path for path in sizes.sources if path not in known_sources)
+        sources += others
+        total_sources += len(others)
     objects = len(closure.groups) + len(sources)
     lines = [f"size report for {selection.source}",
              f"  operator groups: {len(closure.groups)} of {total_groups}",
