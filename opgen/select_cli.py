@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from .selection import close_selection, generated_callees, index_sources, load_selection, read_csrc
     from .selection.report import size_report, summary
     from .selection.sizes import object_sizes_path, read_object_sizes
+    from .selection.sources import in_library
 
     model = _model(args)
     selection = load_selection(args.selection, model)
@@ -62,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         return status
     if args.report:
         cache_dir = args.cache_dir or default_cache_dir()
-        sys.stdout.write(size_report(selection, closure, *totals, read_object_sizes(cache_dir), object_sizes_path(cache_dir)))
+        library_sources = sum(1 for path in hand.sources if in_library(path))
+        sys.stdout.write(size_report(selection, closure, totals[0], library_sources, read_object_sizes(cache_dir),
+                                     object_sizes_path(cache_dir), known_sources=hand.sources))
         return 0
     sys.stdout.write(summary(selection, closure, *totals))
     if not csrc:

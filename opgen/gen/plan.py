@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Optional
+from typing import Callable, Collection, Optional
 
 from ..cache.session import CacheSession
 from ..model.backend_yaml import BackendYaml
@@ -55,15 +55,28 @@ class Section:
         return os.path.join(self.under, STATE_FILE) if self.under else STATE_FILE
 
 
-def in_tree_section(model: Model, config: CodegenConfig, cache=None) -> Section:
-    return Section(None, tuple(in_tree_jobs(model, config, cache)), layout.UMBRELLAS, render_umbrellas)
+def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None) -> Section:
+    """Every group's job, or only those of ``groups`` (a selective build: opgen/selection). A
+    group's files and key do not depend on which other groups are built (its codegen reads the
+    whole model), so a selected group's files are byte-identical to the full build's; the
+    umbrellas list the section's groups, and remove_stale deletes the files of the others."""
+    return Section(None, _only(in_tree_jobs(model, config, cache), groups), layout.UMBRELLAS, render_umbrellas)
 
 
-def backend_section(model: Model, backend: BackendYaml) -> Section:
+def backend_section(model: Model, backend: BackendYaml, groups: Optional[Collection[str]] = None) -> Section:
     key = backend.backend_key
-    jobs = tuple(backend_jobs(model, backend))
+    jobs = _only(backend_jobs(model, backend), groups)
     return Section(key, jobs, backend_umbrellas(backend), partial(render_backend_umbrellas, backend),
                    backend_umbrella_inputs(backend))
+
+
+def _only(jobs: list[GroupJob], groups: Optional[Collection[str]]) -> tuple[GroupJob, ...]:
+    """The jobs of ``groups`` (None: all). Keys are computed for every group first, so the key
+    memo in the codegen cache is the same for a selective build and a full one."""
+    if groups is None:
+        return tuple(jobs)
+    wanted = frozenset(groups)
+    return tuple(job for job in jobs if job.id.group in wanted)
 
 
 @dataclass

@@ -9,8 +9,9 @@ the same model gives the same bytes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Iterable
+from typing import Optional
 
 from ..api.dispatcher import qualified_name
 from ..model.loader import Model
@@ -23,12 +24,24 @@ _INT_LIST_ELEMENTS = (BaseTy.int, BaseTy.SymInt)
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A selective build: the selection file (as the build names it) and the functions it keeps
+    (NativeFunction.key: add.Tensor); the model's other functions are left out."""
+    selection: str
+    kept: frozenset[str]
+
+
+@dataclass(frozen=True)
 class PythonTable:
     functions: dict[str, tuple[str, ...]]   # name -> qualified overloads, in resolution order
     methods: dict[str, tuple[str, ...]]
     self_positions: dict[str, int]          # qualified method overload -> index of `self`, when not 0
     varargs_functions: tuple[str, ...]      # names that accept zeros(2, 3) for zeros([2, 3])
     varargs_methods: tuple[str, ...]
+    selection: Optional[str] = None         # the selection file of a selective build
+    left_out: dict[str, tuple[str, ...]] = field(default_factory=dict)  # packet (aten::mm) -> its overloads
+    left_out_functions: tuple[str, ...] = ()   # opdispatch.<name> the selection left out
+    left_out_methods: tuple[str, ...] = ()     # Tensor.<name> the selection left out
 
 
 def python_name(f: NativeFunction) -> str:
@@ -54,8 +67,17 @@ def _by_name(functions: Iterable[NativeFunction]) -> dict[str, tuple[str, ...]]:
     return {name: tuple(sorted(overloads)) for name, overloads in sorted(names.items())}
 
 
-def python_table(model: Model) -> PythonTable:
+def packet_name(f: NativeFunction) -> str:
+    """What opdispatch.ops calls the function's overloads together: aten::add_ for add_.Tensor."""
+    return qualified_name(f).split(".")[0]
+
+
+def python_table(model: Model, left_out: Optional[LeftOut] = None) -> PythonTable:
     mine = [f for f in model.functions if f.namespace == NAMESPACE]
+    dropped = []
+    if left_out is not None:
+        dropped = [f for f in mine if f.key not in left_out.kept]
+        mine = [f for f in mine if f.key in left_out.kept]
     functions = [f for f in mine if "function" in f.variants]
     methods = [f for f in mine if "method" in f.variants]
     self_positions = {}
@@ -71,7 +93,18 @@ def python_table(model: Model) -> PythonTable:
         self_positions=dict(sorted(self_positions.items())),
         varargs_functions=tuple(sorted({python_name(f) for f in functions if takes_varargs_sizes(f, False)})),
         varargs_methods=tuple(sorted({python_name(f) for f in methods if takes_varargs_sizes(f, True)})),
+        selection=left_out.selection if left_out is not None else None,
+        left_out={packet: tuple(sorted(overloads)) for packet, overloads in sorted(_packets(dropped).items())},
+        left_out_functions=tuple(sorted({python_name(f) for f in dropped if "function" in f.variants})),
+        left_out_methods=tuple(sorted({python_name(f) for f in dropped if "method" in f.variants})),
     )
+
+
+def _packets(functions: Iterable[NativeFunction]) -> dict[str, list[str]]:
+    packets: dict[str, list[str]] = {}
+    for f in functions:
+        packets.setdefault(packet_name(f), []).append(qualified_name(f))
+    return packets
 
 
 def _mapping(name: str, comment: str, items: dict) -> str:
@@ -86,8 +119,8 @@ def _names(name: str, comment: str, names: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n)\n"
 
 
-def render_python_table(model: Model) -> str:
-    table = python_table(model)
+def render_python_table(model: Model, left_out: Optional[LeftOut] = None) -> str:
+    table = python_table(model, left_out)
     parts = [
         BANNER + '"""Which operators opdispatch exposes as functions and as Tensor methods (the yaml\'s variants)."""\n',
         _mapping("FUNCTIONS", "opdispatch.<name>: its overloads, tried in this order.", table.functions),
@@ -98,5 +131,11 @@ def render_python_table(model: Model) -> str:
                table.varargs_functions),
         _names("VARARGS_METHODS", "Methods whose one argument after self is an int list: x.view(2, 3) = x.view([2, 3]).",
                table.varargs_methods),
+        f"# The operator selection of a selective build (scons --ops=FILE); None: every operator of the yaml.\n"
+        f"SELECTION = {table.selection!r}\n",
+        _mapping("LEFT_OUT", "Operators of the yaml the selection left out: calling one raises opdispatch.Error.",
+                 table.left_out),
+        _names("LEFT_OUT_FUNCTIONS", "opdispatch.<name> functions of those operators.", table.left_out_functions),
+        _names("LEFT_OUT_METHODS", "Tensor.<name> methods of those operators.", table.left_out_methods),
     ]
     return "\n".join(parts)

@@ -13,6 +13,7 @@ on the compiler's version) and precompiled_header (PCH_MODE, default auto); then
 
     env.OpgenModel(yaml, tags=None) / OpgenModelJson        model.py
     env.OpgenCodegen(model, dir) / OpgenBackendCodegen      codegen.py   (one node per operator group)
+    env.OpgenSelection(ops, model, config)                  selection.py (a selective build's groups)
     env.OpgenBackendYaml(model, path) / OpgenCheckDefinitions  backend.py
     env.OpgenOperatorLibrary / OpgenBackendLibrary          library.py   (the pipeline)
     env.OpgenMissingKernels                                 missing_kernels.py (stop or stub)
@@ -34,21 +35,21 @@ COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precom
 
 
 def codegen_tool(env):
-    from opgen.scons import backend, codegen, model
+    from opgen.scons import backend, codegen, model, selection
     from opgen.scons.rebuild import apply_rebuild_policy
 
     apply_rebuild_policy(env)
     env.Tool("build_output", toolpath=[TOOLPATH])
-    for module in (model, codegen, backend):
+    for module in (model, codegen, backend, selection):
         module.register(env)
 
 
 def tool(env):
-    from opgen.scons import backend, codegen, library, missing_kernels, model, python_extension, sdk
+    from opgen.scons import backend, codegen, library, missing_kernels, model, python_extension, sdk, selection
     from opgen.scons.rebuild import apply_rebuild_policy
 
     apply_rebuild_policy(env)
     for name in COMPILE_TOOLS:
         env.Tool(name, toolpath=[TOOLPATH])
-    for module in (model, codegen, backend, missing_kernels, library, python_extension, sdk):
+    for module in (model, codegen, backend, selection, missing_kernels, library, python_extension, sdk):
         module.register(env)

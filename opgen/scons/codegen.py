@@ -82,7 +82,7 @@ def _session(env, label):
     return CacheSession(cache, label, remote)
 
 
-def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
+def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False) -> CodegenResult:
     [section] = plan.sections
     nodes_of = _PlanNodes(plan, section)
     group_builder = env.Builder(action=env.Action(nodes_of.produce, strfunction=nodes_of.describe))
@@ -114,8 +114,13 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool) -> CodegenResult:
     env.Precious(umbrellas)
     result.targets.extend(umbrellas)
     if not SCons.Script.GetOption("no_exec"):
-        for path in plan.remove_stale(section, layout):
-            report(f"[opgen] removed {path} (its operator group is gone)")
+        removed = plan.remove_stale(section, layout)
+        if selective and removed:
+            # Switching from a full build (or a larger selection): one line, not one per file.
+            report(f"[opgen] removed {len(removed)} generated files of operator groups outside the selection")
+        else:
+            for path in removed:
+                report(f"[opgen] removed {path} (its operator group is gone)")
     return result
 
 
@@ -141,18 +146,21 @@ def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
     return [first, missing] if missing else [first]
 
 
-def _codegen(env, model, out_dir, config=None, node_per_file=True):
+def _codegen(env, model, out_dir, config=None, node_per_file=True, groups=None):
+    """``groups``: only these operator groups (a selective build, e.g. env.OpgenSelection(...).groups);
+    None: every group of the model."""
     out = env.Dir(out_dir)
     session = _session(env, "scons")
-    plan = CodegenPlan(out.abspath, [in_tree_section(model, config or CodegenConfig(), session.cache)], session)
-    return _declare(env, out, plan, node_per_file)
+    plan = CodegenPlan(out.abspath, [in_tree_section(model, config or CodegenConfig(), session.cache, groups)], session)
+    return _declare(env, out, plan, node_per_file, selective=groups is not None)
 
 
-def _backend_codegen(env, model, backend, out_dir, node_per_file=True):
-    """The backend's files for every group it lists, under <out_dir>/backends/<Key>/."""
+def _backend_codegen(env, model, backend, out_dir, node_per_file=True, groups=None):
+    """The backend's files for every group it lists (of ``groups``, when given), under <out_dir>/backends/<Key>/."""
     out = env.Dir(out_dir)
     session = _session(env, f"scons --backend {backend.backend_key}")
-    return _declare(env, out, CodegenPlan(out.abspath, [backend_section(model, backend)], session), node_per_file)
+    plan = CodegenPlan(out.abspath, [backend_section(model, backend, groups)], session)
+    return _declare(env, out, plan, node_per_file, selective=groups is not None)
 
 
 def register(env):

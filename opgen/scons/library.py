@@ -24,6 +24,16 @@ Kernels the yaml names and no source defines (missing_kernels.py): ``missing_ker
 ``"stub"`` links in generated definitions that raise op::Error naming the kernel, its key and
 its operator.
 
+A selective build (``ops="ops.yaml"``: torchgen's selection yaml or a list of operators; a bad
+one stops the build with FILE:LINE errors and exit status 2) generates, compiles and registers
+only the operator groups the selection needs (selection.py: its closure over the model, the
+groups' generated code and ``kernels``), and compiles only the kernels implementing them (and
+those implementing no group). When the caller generates (``codegen=``), it passes
+``ops=env.OpgenSelection(...)``, whose groups its codegen was given.
+
+After each link, the objects' and the library's sizes are recorded in the codegen cache
+(sizes.py: object_sizes.json, for ``opgen select --report``).
+
 Construction variables: OPGEN_GENERATED_CXXFLAGS (default -O1) and OPGEN_KERNEL_CXXFLAGS
 (default -O2) are appended to CXXFLAGS of the group units and of the kernels;
 OPGEN_MISSING_KERNELS (error|stub) is the default of ``missing_kernels=``.
@@ -39,6 +49,8 @@ from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
 from opgen.scons.rebuild import judged_by_policy
 from opgen.scons.sdk import find_runtime
+from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
+from opgen.scons.sizes import record_object_sizes
 from opgen.scons.stop import stop
 
 # The runtime's header that a precompiled header is made of, as sources include it.
@@ -88,15 +100,42 @@ def _group_objects(env, sources_by_group, obj_dir):
 def _kernel_objects(env, kernels, obj_dir):
     """Each kernel's object: beside it when it is in a variant directory already, else at its
     path in the project (kernels/a.cpp -> <obj_dir>/kernels/a.os)."""
-    objects = []
+    return [o for objects in _kernel_objects_by_source(env, kernels, obj_dir).values() for o in objects]
+
+
+def _kernel_objects_by_source(env, kernels, obj_dir):
+    """{the kernel's path from the project's top: [its object]}, in the order of ``kernels``."""
+    objects = {}
     for node in _nodes(env, kernels):
         if node is not node.srcnode():
-            objects += env.SharedObject(node)
+            objects[source_path(env, node)] = env.SharedObject(node)
             continue
         relative = node.srcnode().get_path(env.Dir("#"))
         stem = os.path.splitext(relative if not relative.startswith("..") else node.name)[0]
-        objects += env.SharedObject(f"{obj_dir}/{stem}", node)
+        objects[source_path(env, node)] = env.SharedObject(f"{obj_dir}/{stem}", node)
     return objects
+
+
+def _sources_of(env, objects):
+    """{source path: [object]} of objects compiled elsewhere (objects=), by their first source."""
+    by_source = {}
+    for node in env.Flatten(list(objects)):
+        sources = getattr(node, "sources", None)
+        if sources:
+            by_source.setdefault(source_path(env, sources[0]), []).append(node)
+    return by_source
+
+
+def _selected(env, name, ops, model, config, codegen, kernels, runtime):
+    """The library's selection (None: every group): ops= as given by a caller that generates, else
+    read and closed here over the model and the library's own kernels."""
+    if ops is None or isinstance(ops, OperatorSelection):
+        return ops
+    if codegen is not None:
+        stop(None, f"OpgenOperatorLibrary('{name}'): ops= names a file but codegen= is given: generate with "
+                   f"groups=env.OpgenSelection(...).groups and pass that selection as ops=")
+    return env.OpgenSelection(ops, model, config, sources=read_project_sources(env, _nodes(env, kernels)),
+                              include_dirs=[runtime.include_dir])
 
 
 def _nodes(env, files):
@@ -140,9 +179,9 @@ def _dispatch_keys(name, keys):
         stop(None, f"OpgenOperatorLibrary('{name}'): keys: {exc}")
 
 
-def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", missing_kernels=None, *,
-                      model=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None, objects=(),
-                      precompiled_header=PRECOMPILED_HEADER):
+def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", missing_kernels=None,
+                      ops=None, *, model=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None,
+                      objects=(), precompiled_header=PRECOMPILED_HEADER):
     mode = mode_of(env, name, missing_kernels)
     runtime = runtime or find_runtime(env)
     if model is None:
@@ -153,18 +192,26 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
         _check_names(model, runtime)
     gen_dir = gen_dir or f"{build_dir}/{name}/gen"
     obj_dir = obj_dir or f"{build_dir}/{name}/obj"
+    config = CodegenConfig(keys=_dispatch_keys(name, keys)) if codegen is None else None
+    selected = _selected(env, name, ops, model, config, codegen, kernels, runtime)
     if codegen is None:
-        codegen = env.OpgenCodegen(model, gen_dir, config=CodegenConfig(keys=_dispatch_keys(name, keys)))
+        codegen = env.OpgenCodegen(model, gen_dir, config=config, groups=selected.groups if selected else None)
+    if selected is not None:
+        kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
     group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir)
-    own = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir) + list(objects)
+    kernel_objects = _kernel_objects_by_source(envs[ObjectKind.KERNEL], kernels, obj_dir)
+    own = [o for nodes in kernel_objects.values() for o in nodes] + list(objects)
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
     missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
     stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
+    link_map = f"{obj_dir}/{name}.map"
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
-                                    archives(env, group_objects, obj_dir))
+                                    archives(env, group_objects, obj_dir), link_map=link_map)
     if mode == "error":
         env.Depends(library, missing)
+    record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
+                        selected.name if selected is not None else None, link_map=env.File(link_map))
     return library
 
 

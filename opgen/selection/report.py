@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
+from typing import Collection, Optional
 
 from .closure import Closure, ReasonKind
 from .selection import Selection
 from .sizes import ObjectSizes, estimate
+from .sources import in_library
 
 # How the summary names the first reason of a group beyond the selection.
 _ORIGIN = {
@@ -49,16 +50,25 @@ def summary(selection: Selection, closure: Closure, total_groups: int, total_sou
 
 
 def size_report(selection: Selection, closure: Closure, total_groups: int, total_sources: int,
-                sizes: Optional[ObjectSizes], sizes_path: str) -> str:
-    objects = len(closure.groups) + len(closure.sources)
+                sizes: Optional[ObjectSizes], sizes_path: str, known_sources: Optional[Collection[str]] = None) -> str:
+    """``total_sources``: the library's hand-written sources in a full build; the closure's sources
+    compiled into the Python extension (sources.EXTENSION_DIRS) are not the library's.
+    ``known_sources``: the sources the closure judged; a recorded object of another (CUDA loops,
+    a build's extra objects) is in every build, as the build compiles every source it does not judge."""
+    sources = [path for path in closure.sources if in_library(path)]
+    if sizes is not None and known_sources is not None:
+        others = sorted(path for path in sizes.sources if path not in known_sources)
+        sources += others
+        total_sources += len(others)
+    objects = len(closure.groups) + len(sources)
     lines = [f"size report for {selection.source}",
              f"  operator groups: {len(closure.groups)} of {total_groups}",
-             f"  objects: {objects} ({len(closure.groups)} group units + {len(closure.sources)} hand-written sources), "
+             f"  objects: {objects} ({len(closure.groups)} group units + {len(sources)} hand-written sources), "
              f"of {total_groups + total_sources} in the full build"]
     if sizes is None:
         lines.append(f"  library size: unknown until a full build records object sizes ({sizes_path})")
         return "\n".join(lines) + "\n"
-    result = estimate(closure.groups, closure.sources, sizes)
+    result = estimate(closure.groups, sources, sizes)
     share = f" ({100 * result.objects_bytes / result.full_objects_bytes:.0f}%)" if result.full_objects_bytes else ""
     lines.append(f"  object bytes: {_size(result.objects_bytes)} of {_size(result.full_objects_bytes)}{share}, "
                  f"as a full build of {sizes.yaml or 'the yaml'} recorded them ({sizes_path})")
@@ -67,6 +77,9 @@ def size_report(selection: Selection, closure: Closure, total_groups: int, total
                      f"for the full library")
     else:
         lines.append("  library size: unknown (the recorded build has no library size)")
+    built = sizes.selections.get(selection.source)
+    if built is not None:
+        lines.append(f"  built: {_size(built)} (a selective build of {selection.source} recorded it)")
     unknown = len(result.unknown_groups) + len(result.unknown_sources)
     if unknown:
         shown = ", ".join((result.unknown_groups + result.unknown_sources)[:8]) + (", ..." if unknown > 8 else "")

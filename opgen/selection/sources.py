@@ -12,6 +12,7 @@ that includes it, else as the tail of a known path (``native/stubs.h`` -> ``csrc
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Collection, Mapping, Optional
 
@@ -24,6 +25,9 @@ HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc")
 # they implement are selected.
 RUNTIME_DIRS = ("core", "dispatch", "functionalization", "autograd", "python")
 KERNEL_DIRS = ("native", "native/cpu")
+# Runtime sources compiled into the Python extension, not the library: the groups they call are
+# in every build, but their objects are not the library's (size reports leave them out).
+EXTENSION_DIRS = ("python",)
 
 
 @dataclass(frozen=True)
@@ -141,4 +145,40 @@ def read_csrc(csrc_dir: str, kernels: bool = True) -> tuple[dict[str, str], froz
     return sources, frozenset(runtime)
 
 
-__all__ = ["HandWritten", "HeaderKind", "SourceFacts", "index_sources", "read_csrc", "KERNEL_DIRS", "RUNTIME_DIRS"]
+def in_library(path: str) -> bool:
+    """Whether a source of read_csrc's (``csrc/native/add.cpp``) is compiled into the library,
+    rather than into the Python extension (``csrc/python/module.cpp``)."""
+    parts = path.split("/")
+    return not (len(parts) > 2 and parts[1] in EXTENSION_DIRS)
+
+
+def read_sources(root: str, paths: Collection[str]) -> dict[str, str]:
+    """{path: text} of the compiled sources ``paths`` (relative to ``root``) and of every header
+    they include with quotes that exists beside the including file or under ``root``, followed
+    transitively: what index_sources needs of a project that is not laid out like csrc/. Paths
+    are '/'-separated, relative to ``root``."""
+    texts: dict[str, str] = {}
+    pending = [os.path.normpath(p).replace(os.sep, "/") for p in sorted(paths)]
+    while pending:
+        path = pending.pop()
+        if path in texts:
+            continue
+        try:
+            with open(os.path.join(root, path), encoding="utf-8", errors="replace") as handle:
+                texts[path] = handle.read()
+        except OSError:
+            continue  # a source SCons builds (it does not exist yet): nothing to follow
+        for included in _QUOTED.findall(texts[path]):
+            for candidate in (os.path.join(os.path.dirname(path), included), included):
+                candidate = os.path.normpath(candidate).replace(os.sep, "/")
+                if candidate not in texts and os.path.isfile(os.path.join(root, candidate)):
+                    pending.append(candidate)
+                    break
+    return texts
+
+
+_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+__all__ = ["HandWritten", "HeaderKind", "SourceFacts", "in_library", "index_sources", "read_csrc", "read_sources",
+           "EXTENSION_DIRS", "KERNEL_DIRS", "RUNTIME_DIRS"]

@@ -3,9 +3,11 @@
 ``env.InTreeBackend(model, name)`` is ``scons --backend=NAME``: the backend yaml
 yaml/NAME_native_functions.yaml, whose kernels live in csrc/backends/NAME/, read against the
 model (an unknown name stops the build with exit status 2 and lists the known ones).
-``env.OpgenPythonTable(target, model)`` renders opdispatch's operator table (_op_table.py)
+``env.OpgenPythonTable(target, model, selected=None)`` renders opdispatch's operator table (_op_table.py)
 while the SConscripts are read (a few milliseconds) and declares a node whose only source is
-the digest of that text, so the file is rewritten exactly when its content changes.
+the digest of that text, so the file is rewritten exactly when its content changes; in a
+selective build (``selected``: env.OpgenSelection's result) it lists the operators the build
+has, and names the selection and the operators it left out.
 """
 import os
 
@@ -41,8 +43,8 @@ def _write_table(target, source, env):
     return 0
 
 
-def _python_table(env, target, model):
-    text = render_python_table(model)
+def _python_table(env, target, model, selected=None):
+    text = render_python_table(model, selected.left_out() if selected is not None else None)
     node = env._OpgenPythonTable(target, env.Value(digest(text.encode("utf-8"))), OPGEN_PYTHON_TABLE_TEXT=text)
     env.Precious(node)  # write_if_changed keeps an unchanged file's mtime; SCons must not delete it first
     return node

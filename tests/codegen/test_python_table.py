@@ -9,7 +9,7 @@ import pytest
 import yaml as pyyaml
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
-from opgen.gen.python_table import BANNER, python_table, render_python_table
+from opgen.gen.python_table import BANNER, LeftOut, python_table, render_python_table
 from opgen.model import load_model
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located
@@ -116,3 +116,19 @@ def test_a_method_without_self_is_an_error():
   dispatch:
     CPU: make
 """))
+
+
+def test_a_selective_build_lists_its_operators_and_names_what_it_left_out(repo_model):
+    full = table_module(render_python_table(repo_model))
+    assert full["SELECTION"] is None and full["LEFT_OUT"] == {} and full["LEFT_OUT_FUNCTIONS"] == ()
+    kept = frozenset(f.key for f in repo_model.functions if f.root_name not in ("mm", "add"))
+    text = render_python_table(repo_model, LeftOut("ops.txt", kept))
+    assert text == render_python_table(repo_model, LeftOut("ops.txt", kept))
+    table = table_module(text)
+    assert table["SELECTION"] == "ops.txt"
+    assert "mm" not in table["FUNCTIONS"] and "add" not in table["FUNCTIONS"] and "add_" not in table["METHODS"]
+    assert table["FUNCTIONS"]["sum"] == full["FUNCTIONS"]["sum"]
+    assert table["LEFT_OUT"] == {"aten::add": ("aten::add.Scalar", "aten::add.Tensor", "aten::add.out"),
+                                 "aten::add_": ("aten::add_.Scalar", "aten::add_.Tensor"),
+                                 "aten::mm": ("aten::mm", "aten::mm.out")}
+    assert table["LEFT_OUT_FUNCTIONS"] == ("add", "mm") and table["LEFT_OUT_METHODS"] == ("add", "add_", "mm")

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from opgen.selection.sizes import (ObjectSizes, estimate, object_sizes_path, read_object_sizes,
-                                   write_object_sizes)
+from opgen.selection.sizes import (ObjectSizes, estimate, linked_bytes, object_sizes_path, read_object_sizes,
+                                   recorded_sizes, write_object_sizes)
 
 SIZES = ObjectSizes(groups={"mm": 3000, "add": 1000, "relu": 2000}, sources={"csrc/a.cpp": 4000},
                     library_bytes=20000, yaml="yaml/native_functions.yaml")
@@ -44,3 +44,65 @@ def test_groups_without_a_recorded_size_count_at_the_mean():
     result = estimate(["add", "new_op"], [], SIZES)
     assert result.objects_bytes == 1000 + 2000 and result.unknown_groups == ("new_op",)
     assert estimate(["add"], [], ObjectSizes(groups={"add": 10})).library_bytes is None
+
+
+# What GNU ld's -Map writes, cut down: discarded sections first (not counted), then each output
+# section with the input sections placed in it, a long input section name on a line of its own.
+LINK_MAP = """Archive member included to satisfy reference by file (symbol)
+
+Discarded input sections
+
+ .text._ZN2op3fooEv
+                0x0000000000000000       0x99 build/obj/b.os
+
+Memory Configuration
+
+Linker script and memory map
+
+.text           0x0000000000001000      0x200
+ *(.text.unlikely .text.*_unlikely .text.unlikely.*)
+ .text          0x0000000000001000       0x40 build/obj/a.os
+ .text._ZN2op3fooEv
+                0x0000000000001040       0x10 build/obj/a.os
+ .text          0x0000000000001050       0x30 build/obj/gen/libopgen_shard03.a(mm_unit.os)
+                                         0x38 (size before relaxing)
+
+.rodata         0x0000000000002000       0x20
+ .rodata        0x0000000000002000        0x8 build/obj/gen/libopgen_shard03.a(mm_unit.os)
+
+.comment        0x0000000000000000       0x27
+ .comment       0x0000000000000000       0x27 build/obj/a.os
+
+.debug_info     0x0000000000000000      0x500
+ .debug_info    0x0000000000000000      0x500 build/obj/a.os
+"""
+
+
+def test_linked_bytes_count_what_each_object_puts_in_allocated_sections():
+    assert linked_bytes(LINK_MAP) == {"build/obj/a.os": 0x50, "build/obj/gen/libopgen_shard03.a(mm_unit.os)": 0x38}
+    assert linked_bytes("not a link map") == {}
+
+
+def test_a_full_build_replaces_the_figures_and_a_selective_one_merges_into_them():
+    full = ObjectSizes(groups={"mm": 10, "add": 20}, sources={"csrc/a.cpp": 5}, library_bytes=100, yaml="y.yaml")
+    assert recorded_sizes(None, full) == full
+    # The full build's figures stay (an object's share of a library depends on what else is linked);
+    # objects it did not have are added.
+    selective = ObjectSizes(groups={"mm": 12, "new": 4}, sources={"csrc/b.cpp": 7}, library_bytes=60, yaml="y.yaml")
+    merged = recorded_sizes(full, selective, "ops.txt")
+    assert merged == ObjectSizes(groups={"mm": 10, "add": 20, "new": 4}, sources={"csrc/a.cpp": 5, "csrc/b.cpp": 7},
+                                 library_bytes=100, yaml="y.yaml", selections={"ops.txt": 60})
+    # A later full build keeps the selections' libraries (of its yaml) and drops groups it no longer has.
+    again = recorded_sizes(merged, ObjectSizes(groups={"mm": 11}, sources={}, library_bytes=90, yaml="y.yaml"))
+    assert again == ObjectSizes(groups={"mm": 11}, sources={}, library_bytes=90, yaml="y.yaml",
+                                selections={"ops.txt": 60})
+    # Another yaml's figures are not merged into.
+    other = recorded_sizes(full, ObjectSizes(groups={"scale": 3}, library_bytes=9, yaml="myops.yaml"), "ops.txt")
+    assert other == ObjectSizes(groups={"scale": 3}, library_bytes=None, yaml="myops.yaml", selections={"ops.txt": 9})
+
+
+def test_selections_round_trip(tmp_path):
+    sizes = ObjectSizes(groups={"mm": 1}, sources={}, library_bytes=5, yaml="y.yaml", selections={"ops.txt": 3})
+    write_object_sizes(str(tmp_path), sizes)
+    assert read_object_sizes(str(tmp_path)) == sizes
+    assert json.loads((tmp_path / "object_sizes.json").read_text())["selections"] == {"ops.txt": 3}

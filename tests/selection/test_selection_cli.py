@@ -63,6 +63,24 @@ def test_report_without_and_with_recorded_sizes(capsys, mlp, tmp_path):
     assert "objects without a recorded size, counted at the mean" in out
 
 
+def test_report_counts_the_library_objects_a_build_has(capsys, mlp, tmp_path):
+    """The Python extension's sources are not the library's; a recorded object the selection does
+    not judge (CUDA loops: csrc/native/cuda is not read) is in every build, as the build compiles it."""
+    cache = tmp_path / "cache"
+    status, out, _ = select(capsys, mlp, "--report", "--cache-dir", str(cache))
+    objects = next(line for line in out.splitlines() if line.startswith("  objects: "))
+    assert "csrc/python" not in out
+    write_object_sizes(str(cache), ObjectSizes(groups={"addmm": 1000}, sources={"csrc/native/cuda/loops.cu": 5000},
+                                               library_bytes=100000, yaml="yaml/native_functions.yaml",
+                                               selections={mlp: 90000}))
+    status, out, _ = select(capsys, mlp, "--report", "--cache-dir", str(cache))
+    assert status == 0
+    count = int(objects.split()[1])
+    with_cuda = next(line for line in out.splitlines() if line.startswith("  objects: "))
+    assert int(with_cuda.split()[1]) == count + 1
+    assert f"built: 87.9 KiB (a selective build of {mlp} recorded it)" in out
+
+
 def test_warnings_go_to_stderr(capsys, tmp_path):
     path = tmp_path / "ops.yaml"
     path.write_text("operators:\n  aten::relu: {}\nkernel_metadata:\n  relu_kernel: [Float]\n")

@@ -11,13 +11,15 @@ opdispatch.ops.aten.<name>), that accepts the arguments:
 """
 from __future__ import annotations
 
-from opdispatch import _C, _op_table
+from opdispatch import _C, _left_out, _op_table
 
 
 def make_functions() -> dict[str, _C._OverloadSet]:
-    """name -> the callable opdispatch exposes under that name."""
+    """name -> the callable opdispatch exposes under that name (in a selective build, the
+    left-out operators' too: they raise opdispatch.Error naming the operator and the selection)."""
     varargs = set(_op_table.VARARGS_FUNCTIONS)
-    return {
+    functions = {
         name: _C._overload_set(name, list(overloads), varargs_sizes=name in varargs)
         for name, overloads in _op_table.FUNCTIONS.items()
     }
+    return {**_left_out.functions(), **functions}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from opdispatch import _C, _op_table
+from opdispatch import _C, _left_out, _op_table
 
 # Python operator -> the overloads it calls, in the order tried (Tensor operand first).
 BINARY: dict[str, tuple[str, ...]] = {
@@ -116,23 +116,39 @@ def _available(overloads: Iterable[str], known: set) -> bool:
     return all(o in known for o in overloads)
 
 
+def _left_out_operator(tensor_type: type, name: str, overloads: Iterable[str]) -> None:
+    """The Python operator `name` of a selective build that left out one of its operators."""
+    left_out = [o for o in overloads if _left_out.is_left_out(o)]
+    if left_out:
+        setattr(tensor_type, name, _left_out.function(name, _left_out.packet_of(left_out[0]), method=True))
+
+
 def install_operators(tensor_type: type) -> None:
-    """Sets the Python operators whose operators the yaml has on `tensor_type`."""
+    """Sets the Python operators whose operators the yaml has on `tensor_type`; one whose
+    operator a selective build left out raises opdispatch.Error saying so."""
     known = _known_operators()
     for name, overloads in BINARY.items():
         if _available(overloads, known):
             setattr(tensor_type, name, _C._overload_set(f"Tensor.{name}", list(overloads), is_method=True,
                                                        not_implemented=True))
+        else:
+            _left_out_operator(tensor_type, name, overloads)
     for name, qualified in REFLECTED_SCALAR_FIRST.items():
         if qualified in known:
             setattr(tensor_type, name, _C._overload_set(f"Tensor.{name}", [qualified], [1], is_method=True,
                                                        not_implemented=True))
+        else:
+            _left_out_operator(tensor_type, name, [qualified])
     for name, qualified in REFLECTED_VIA_TENSOR.items():
         if qualified in known:
             setattr(tensor_type, name, _reflected_via_tensor(name, qualified))
+        else:
+            _left_out_operator(tensor_type, name, [qualified])
     for name, qualified in UNARY.items():
         if qualified in known:
             setattr(tensor_type, name, _C._overload_set(f"Tensor.{name}", [qualified], is_method=True))
+        else:
+            _left_out_operator(tensor_type, name, [qualified])
     for function in (__bool__, __int__, __float__, __format__, __pos__):
         setattr(tensor_type, function.__name__, function)
     # __eq__ is elementwise; hashing stays by identity, as for any Python object.

@@ -6,7 +6,7 @@ through the boxed path with its schema parsing the arguments.
 arguments bind to. Namespaces, packets and overloads are looked up on first access and kept.
 """
 
-from opdispatch import _C
+from opdispatch import _C, _left_out, _op_table
 
 
 # All overloads of `ns::name` (a C++ type: its call is the hot path). Attributes are the
@@ -24,6 +24,10 @@ class OpNamespace:
         if op_name.startswith("__"):
             raise AttributeError(op_name)
         qualified = f"{self._name}::{op_name}"
+        if qualified in _op_table.LEFT_OUT:  # a selective build left it out: calling it says so
+            packet = _left_out.LeftOutPacket(qualified)
+            setattr(self, op_name, packet)
+            return packet
         try:
             packet = OpOverloadPacket(qualified)
         except _C.Error as exc:

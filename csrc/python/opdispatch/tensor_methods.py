@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 
-from opdispatch import _C, _op_table
+from opdispatch import _C, _left_out, _op_table
 
 
 def make_methods() -> dict[str, _C._OverloadSet]:
@@ -58,8 +58,9 @@ def _raise_if_meant_as_dtype(text: str) -> None:
 
 
 def install_methods(tensor_type: type) -> dict[str, object]:
-    """Sets every operator method on `tensor_type`; returns them by name."""
-    methods: dict[str, object] = dict(make_methods())
+    """Sets every operator method on `tensor_type` (and those a selective build left out, which
+    raise opdispatch.Error); returns them by name."""
+    methods: dict[str, object] = {**_left_out.methods(), **make_methods()}
     if "to" in methods:
         methods["to"] = _torch_style_to(methods["to"])
     for name, method in methods.items():

@@ -1,0 +1,223 @@
+"""`scons --ops=FILE` (issue 31): a library of only the operators a selection needs.
+
+One cold selective build of an MLP's operators (a copy of the project, ccache shared) is read by
+most tests: it compiles exactly the closure's group units and hand-written sources, links and
+loads, runs the MLP, and raises opdispatch.Error naming the operator and the file for one left out.
+Copies of it count what selection edits compile (one operator added: its group's unit and its
+kernel file, one link; removed: a relink only). A copy of the session's full build switches to
+the selection and back without compiling anything (a selected group's files are the full build's,
+byte for byte) and without leaving unselected groups' files in build/gen; and the object sizes
+every link records feed `opgen select --report`."""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from helpers import PROJECT_INPUTS, REPO_ROOT, copy_built, copy_project, snapshot
+from scons_helpers import GEN, GROUPS, LIBRARY, ok, scons
+
+from opgen.gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS, CodegenConfig
+from opgen.model import load_model
+from opgen.selection import GeneratedCallees, close_selection, index_sources, read_csrc
+from opgen.selection.load import parse_selection
+from opgen.selection.sources import in_library
+
+# An MLP's forward and backward (addmm, relu, mse_loss, sum) and the operators its program names.
+MLP = "aten::addmm\naten::relu\naten::mm\naten::t\naten::mse_loss\naten::sum\n"
+SELECTION = "ops.txt"
+UNIT = os.path.join("build", "obj", "gen", "ops", "{}_unit.os")
+
+
+class Closer:
+    """The closure of a plain list over our yaml, for the configuration the tests build (CPU,
+    autograd; PROJECT_BUILD turns CUDA off), as the build computes it."""
+
+    def __init__(self):
+        from opgen.gen.autograd_kernels import AutogradModel
+        from opgen.model.derivatives import load_derivatives
+
+        yaml_dir = os.path.join(REPO_ROOT, "yaml")
+        self.model = load_model(os.path.join(yaml_dir, "native_functions.yaml"), os.path.join(yaml_dir, "tags.yaml"))
+        derivatives = load_derivatives(os.path.join(yaml_dir, "derivatives.yaml"), self.model)
+        config = CodegenConfig(DEFAULT_KEYS + AUTOGRAD_KEYS, autograd=AutogradModel(self.model, derivatives))
+        self.callees = GeneratedCallees(self.model, config)
+        sources, runtime = read_csrc(os.path.join(REPO_ROOT, "csrc"))
+        self.hand = index_sources(sources, {g.name for g in self.model.operator_groups}, runtime)
+
+    def __call__(self, text):
+        selection = parse_selection(text.encode(), SELECTION, self.model)
+        return close_selection(selection, self.model, self.callees, self.hand)
+
+
+def objects_of(closure):
+    """The objects a cold build of ``closure`` compiles into the library: group units, hand-written sources."""
+    units = {UNIT.format(group) for group in closure.groups}
+    sources = {os.path.join("build", "obj", os.path.splitext(path[len("csrc/"):])[0] + ".os")
+               for path in closure.sources if in_library(path)}
+    return units, sources
+
+
+def library_objects(build):
+    """(group units, other library objects) a build compiled; the Python extension's unit aside."""
+    units = {path for path in build.compiled if path.startswith(os.path.join("build", "obj", "gen", "ops", ""))}
+    others = build.compiled - units - {os.path.join("build", "obj", "python", "_C_unit.os")}
+    return units, others
+
+
+def run_python(root, body):
+    """``body`` with opdispatch (the project's build/python) imported as od; its last line as JSON."""
+    script = "import json\nimport opdispatch as od\n" + textwrap.dedent(body)
+    result = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.path.join(str(root), "build", "python")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def closer():
+    return Closer()
+
+
+@pytest.fixture(scope="module")
+def selective(tmp_path_factory):
+    """A cold selective build of MLP (a fresh copy: ccache serves what it has seen). Read it,
+    never edit it: tests that edit take a copy (copy_built)."""
+    root = copy_project(tmp_path_factory.mktemp("selective") / "project", PROJECT_INPUTS)
+    (root / SELECTION).write_text(MLP)
+    build = ok(scons(root, f"--ops={SELECTION}", target=None))
+    return root, build
+
+
+def test_a_cold_selective_build_compiles_the_closure_and_nothing_else(selective, closer):
+    root, build = selective
+    closure = closer(MLP)
+    assert len(closure.groups) < GROUPS
+    units, sources = objects_of(closure)
+    assert library_objects(build) == (units, sources)
+    assert build.linked
+    assert (f"[opgen] operator selection {SELECTION}: 6 operators selected, "
+            f"{len(closure.groups)}/{GROUPS} groups after closure") in build.output
+    generated = {name[:-len("_unit.cpp")] for name in os.listdir(root / GEN / "ops") if name.endswith("_unit.cpp")}
+    assert generated == set(closure.groups)
+    # The umbrella headers list the selected groups only.
+    functions_h = (root / GEN / "Functions.h").read_text()
+    assert '#include "ops/addmm.h"' in functions_h and '#include "ops/matmul.h"' not in functions_h
+    # The unit tests test every kernel: not built.
+    assert not (root / "build" / "bin" / "opdispatch_tests").exists()
+
+
+def test_the_selected_operators_run_and_a_left_out_one_raises_naming_it_and_the_file(selective):
+    root, _ = selective
+    results = run_python(root, """
+        x = od.tensor([[1., -2.], [3., 4.]])
+        w = od.tensor([[0.5, -1.], [1., 2.]], requires_grad=True)
+        b = od.tensor([0.25, -0.5], requires_grad=True)
+        loss = od.mse_loss(od.addmm(b, x, w.t()).relu(), od.zeros([2, 2]))
+        loss.backward()
+        errors = {}
+        for name, call in [("function", lambda: od.arange(3)), ("ops", lambda: od.ops.aten.matmul(x, x)),
+                           ("overload", lambda: od.ops.aten.arange.start(0, 3)), ("method", lambda: x.matmul(x)),
+                           ("operator", lambda: x @ x)]:
+            try:
+                call()
+                errors[name] = None
+            except od.Error as error:
+                errors[name] = str(error)
+        print(json.dumps({"loss": loss.item(), "w.grad": w.grad.tolist(), "b.grad": b.grad.tolist(), "errors": errors,
+                          "registered": od.dispatcher.dump_table("aten::addmm")["CPU"]}))
+    """)
+    # y = relu(x @ w.T + b) = [[2.75, 0], [0, 10.5]], loss = mean(y^2); dloss/dy = y / 2
+    assert results["loss"] == pytest.approx((2.75 ** 2 + 10.5 ** 2) / 4)
+    assert results["b.grad"] == pytest.approx([1.375, 5.25])
+    assert results["w.grad"][0] + results["w.grad"][1] == pytest.approx([1.375, -2.75, 15.75, 21.0])
+    assert results["registered"] == "CPU kernel"
+    tail = f"is not in this build: the operator selection {SELECTION} (scons --ops) does not include it"
+    assert results["errors"] == {"function": f"aten::arange {tail}", "ops": f"aten::matmul {tail}",
+                                 "overload": f"aten::arange.start {tail}", "method": f"aten::matmul {tail}",
+                                 "operator": f"aten::matmul {tail}"}
+
+
+def test_a_bad_selection_stops_at_its_line_with_status_2(selective, tmp_path):
+    root, _ = selective
+    bad = tmp_path / "bad.txt"
+    bad.write_text("aten::addmm\n# a comment\naten::mmm\naten::addmm\n")
+    before = snapshot(root / "build")
+    build = scons(root, f"--ops={bad}", target=None)
+    assert build.result.returncode == 2, build.output[-3000:]
+    assert f"{bad}:3: error: unknown operator 'aten::mmm'; did you mean 'aten::mm'?" in build.result.stderr
+    assert f"{bad}:4: error: duplicate: addmm is already selected at line 1; remove one of them" in build.result.stderr
+    assert "Traceback" not in build.output
+    assert snapshot(root / "build") == before  # nothing built, nothing removed
+
+
+def test_adding_one_operator_compiles_its_group_and_removing_it_relinks_only(selective, closer, tmp_path):
+    root = copy_built(selective[0], tmp_path / "project")
+    base = closer(MLP)
+    # An operator outside the closure whose group brings no other group: its unit and the kernel
+    # file implementing it are all that compile.
+    candidates = [(g, closer(MLP + f"{g}\n")) for g in ("matmul", "arange") if g not in base.groups]
+    group, added = next((g, c) for g, c in candidates if set(c.groups) - set(base.groups) == {g})
+    new_sources = objects_of(added)[1] - objects_of(base)[1]
+    assert new_sources, "the group's kernel file compiles too"
+
+    (root / SELECTION).write_text(MLP + f"aten::{group}\n")
+    grown = ok(scons(root, f"--ops={SELECTION}", target=None))
+    assert grown.compiled == {UNIT.format(group)} | new_sources
+    assert grown.linked and grown.regenerated == (1, len(added.groups))
+
+    (root / SELECTION).write_text(MLP)
+    shrunk = ok(scons(root, f"--ops={SELECTION}", target=None))
+    assert shrunk.compiled == set()
+    assert shrunk.linked and shrunk.regenerated == (0, len(base.groups))
+    assert not (root / GEN / "ops" / f"{group}.h").exists()
+
+
+def test_a_full_build_switches_to_a_selection_and_back_compiling_nothing(built_project, closer, tmp_path):
+    root = copy_built(built_project.root, tmp_path / "project")
+    full_gen = snapshot(root / GEN)
+    sizes_path = root / "cache" / "object_sizes.json"
+    full_sizes = json.loads(sizes_path.read_text())
+    assert set(full_sizes["groups"]) == {g.name for g in closer.model.operator_groups}
+    assert full_sizes["library_bytes"] == os.path.getsize(root / LIBRARY)
+    assert "csrc/native/matmul.cpp" in full_sizes["sources"]
+
+    closure = closer(MLP)
+    (root / SELECTION).write_text(MLP)
+    selective = ok(scons(root, f"--ops={SELECTION}", target=None))
+    assert selective.compiled == set() and selective.linked
+    left_out = sorted(set(g.name for g in closer.model.operator_groups) - set(closure.groups))
+    assert "[opgen] removed" in selective.output and "generated files of operator groups outside the selection" in selective.output
+    remaining = {name for name in os.listdir(root / GEN / "ops")}
+    assert not any(name.startswith(f"{group}.") or name.startswith(f"{group}_unit") for group in left_out
+                   for name in remaining)
+    # Every selected group's files are the full build's, bytes and mtimes.
+    kept = snapshot(root / GEN)
+    assert {path: state for path, state in kept.items() if path.startswith("ops")} == \
+        {path: state for path, state in full_gen.items() if path in kept and path.startswith("ops")}
+    registered = run_python(root, "print(json.dumps(sorted(od._C._op_names())))")
+    assert "aten::addmm" in registered and not [name for name in registered if name.startswith("aten::arange")]
+
+    # The library's objects are recorded, merged into the full build's figures.
+    sizes = json.loads(sizes_path.read_text())
+    assert sizes["library_bytes"] == full_sizes["library_bytes"] and sizes["groups"] == full_sizes["groups"]
+    assert sizes["selections"] == {SELECTION: os.path.getsize(root / LIBRARY)}
+    assert sizes["selections"][SELECTION] < full_sizes["library_bytes"]
+    report = subprocess.run([sys.executable, "-m", "opgen", "select", SELECTION, "--report"], cwd=root,
+                            capture_output=True, text=True, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "OPGEN_CACHE_DIR"})
+    assert report.returncode == 0, report.stderr
+    assert f"operator groups: {len(closure.groups)} of {GROUPS}" in report.stdout
+    # Estimated from what each object contributes to the full library (its link map): near the real size.
+    estimated = float(re.search(r"library size: ~([0-9.]+) MiB estimated", report.stdout).group(1)) * (1 << 20)
+    assert abs(estimated - sizes["selections"][SELECTION]) < 0.05 * sizes["selections"][SELECTION], report.stdout
+    assert "objects without a recorded size" not in report.stdout
+    assert f"a selective build of {SELECTION} recorded it" in report.stdout
+
+    back = ok(scons(root, target=None))
+    assert back.compiled == set() and back.linked
+    assert snapshot(root / GEN).keys() == full_gen.keys()
+    assert {p: s[0] for p, s in snapshot(root / GEN).items()} == {p: s[0] for p, s in full_gen.items()}
