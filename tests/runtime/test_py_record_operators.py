@@ -34,7 +34,8 @@ MLP_CALLEES = {
 
 
 def _mlp(od):
-    """step(): a two-layer classifier's forward and backward on fixed data, made here (outside a recording)."""
+    """step(): a two-layer classifier's forward and backward on fixed data, made here (outside a recording).
+    mlp_program.py is the same classifier as a program, for builds other than the checkout's."""
     rng = np.random.default_rng(0)
     x = od.tensor(rng.standard_normal((8, 6)))
     labels = od.tensor(rng.integers(0, 3, 8))

@@ -7,7 +7,9 @@ Copies of it count what selection edits compile (one operator added: its group's
 kernel file, one link; removed: a relink only). A copy of the session's full build switches to
 the selection and back without compiling anything (a selected group's files are the full build's,
 byte for byte) and without leaving unselected groups' files in build/gen; and the object sizes
-every link records feed `opgen select --report`."""
+every link records feed `opgen select --report`. And the issue's program end to end: an MLP's
+forward and backward recorded on a copy of the full build (record_operators), that copy built
+with the recording as its selection, the same program run on both, equal to the bit."""
 import json
 import os
 import re
@@ -30,11 +32,14 @@ from opgen.selection.sources import in_library
 MLP = "aten::addmm\naten::relu\naten::mm\naten::t\naten::mse_loss\naten::sum\n"
 SELECTION = "ops.txt"
 UNIT = os.path.join("build", "obj", "gen", "ops", "{}_unit.os")
+# The MLP of test_py_record_operators.py as a program (its data and weights), run against a project's build.
+MLP_PROGRAM = os.path.join(REPO_ROOT, "tests", "runtime", "mlp_program.py")
+MLP_ROOTS = {"aten::addmm", "aten::relu", "aten::log_softmax.int", "aten::nll_loss"}
 
 
 class Closer:
-    """The closure of a plain list over our yaml, for the configuration the tests build (CPU,
-    autograd; PROJECT_BUILD turns CUDA off), as the build computes it."""
+    """The closure of a selection (a list, or torchgen's yaml) over our yaml, for the configuration
+    the tests build (CPU, autograd; PROJECT_BUILD turns CUDA off), as the build computes it."""
 
     def __init__(self):
         from opgen.gen.autograd_kernels import AutogradModel
@@ -48,8 +53,8 @@ class Closer:
         sources, runtime = read_csrc(os.path.join(REPO_ROOT, "csrc"))
         self.hand = index_sources(sources, {g.name for g in self.model.operator_groups}, runtime)
 
-    def __call__(self, text):
-        selection = parse_selection(text.encode(), SELECTION, self.model)
+    def __call__(self, text, name=SELECTION):
+        selection = parse_selection(text.encode(), name, self.model)
         return close_selection(selection, self.model, self.callees, self.hand)
 
 
@@ -75,6 +80,21 @@ def run_python(root, body):
                             env={**os.environ, "PYTHONPATH": os.path.join(str(root), "build", "python")})
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout.splitlines()[-1])
+
+
+def run_mlp(root, *args):
+    """mlp_program.py ``args`` in ``root`` against its build/python: the JSON it prints."""
+    result = subprocess.run([sys.executable, MLP_PROGRAM, *args], cwd=root, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.path.join(str(root), "build", "python")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def built_objects(root):
+    """Every object under ``root``/build/obj, relative to root."""
+    return {os.path.relpath(os.path.join(directory, name), root)
+            for directory, _, names in os.walk(os.path.join(root, "build", "obj"))
+            for name in names if name.endswith(".os")}
 
 
 @pytest.fixture(scope="module")
@@ -221,3 +241,32 @@ def test_a_full_build_switches_to_a_selection_and_back_compiling_nothing(built_p
     assert back.compiled == set() and back.linked
     assert snapshot(root / GEN).keys() == full_gen.keys()
     assert {p: s[0] for p, s in snapshot(root / GEN).items()} == {p: s[0] for p, s in full_gen.items()}
+
+
+def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits(built_project, closer, tmp_path):
+    root = copy_built(built_project.root, tmp_path / "project")
+    full = run_mlp(root, "--record", "ops.yaml")
+    recorded = full["operators"]
+    assert {name for name, root_ in recorded.items() if root_} == MLP_ROOTS
+    assert {"aten::mm", "aten::t", "aten::nll_loss_backward"} <= {name for name, root_ in recorded.items() if not root_}
+    closure = closer((root / "ops.yaml").read_text(), "ops.yaml")
+    assert {name.split("::")[1] for name in recorded} <= set(closure.operators)
+    assert "matmul" not in closure.groups
+
+    before = built_objects(root)
+    selective = ok(scons(root, "--ops=ops.yaml", target=None))
+    assert (f"[opgen] operator selection ops.yaml: {len(recorded)} operators selected, "
+            f"{len(closure.groups)}/{GROUPS} groups after closure") in selective.output
+    # What the selection adds over the full build: nothing (a cold selective build would compile
+    # every object of the closure); the library relinks.
+    units, sources = objects_of(closure)
+    assert (units | sources) <= before
+    assert selective.compiled == (units | sources) - before == set()
+    assert selective.linked
+    registered = run_python(root, "print(json.dumps(sorted(od._C._op_names())))")
+    assert set(recorded) <= set(registered) and "aten::matmul" not in registered
+
+    again = run_mlp(root, "--call", "matmul")
+    assert (again["loss"], again["grads"]) == (full["loss"], full["grads"])  # floats, to the bit
+    assert again["error"] == ("aten::matmul is not in this build: "
+                              "the operator selection ops.yaml (scons --ops) does not include it")
