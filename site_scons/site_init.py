@@ -1,5 +1,7 @@
 """Make the opgen package (next to SConstruct) importable from SConscripts and site tools; keep
-an unchanged .sconsign as it is (sconsign_unchanged); ask each compiler its version once
+an unchanged .sconsign as it is (sconsign_unchanged); decide whether a target is out of date once
+while nothing is built (decide_once); keep the garbage collector off the nodes and stored
+signatures that live until the end (resident_objects); ask each compiler its version once
 (compiler_probes)."""
 import os
 import sys
@@ -11,6 +13,14 @@ if _ROOT not in sys.path:
 import sconsign_unchanged  # noqa: E402  (site_scons is on sys.path while this file runs)
 
 sconsign_unchanged.install()
+
+import decide_once  # noqa: E402
+
+decide_once.install()
+
+import resident_objects  # noqa: E402
+
+resident_objects.install()
 
 import compiler_probes  # noqa: E402
 
