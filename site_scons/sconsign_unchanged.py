@@ -88,18 +88,24 @@ def _same_node_info(old, new) -> bool:
     kind = type(new)
     if type(old) is not kind:
         return False
-    fields = _fields_of.get(kind)
-    if fields is None:
-        fields = _fields_of[kind] = tuple(
-            name for klass in kind.mro() for name in getattr(klass, "__slots__", ()) if name not in ("__weakref__", "__dict__"))
-    for name in fields:
-        value = getattr(new, name, _MISSING)
-        if value is not _MISSING and getattr(old, name, _MISSING) != value:
-            return False
-    extra = getattr(new, "__dict__", None)
-    if extra:
+    known = _fields_of.get(kind)
+    if known is None:
+        known = _fields_of[kind] = (
+            tuple(name for klass in kind.mro() for name in getattr(klass, "__slots__", ()) if name not in ("__weakref__", "__dict__")),
+            hasattr(new, "__dict__"))
+    fields, has_dict = known
+    try:  # the usual case: every field set on both
+        for name in fields:
+            if getattr(new, name) != getattr(old, name):
+                return False
+    except AttributeError:
+        for name in fields:
+            value = getattr(new, name, _MISSING)
+            if value is not _MISSING and getattr(old, name, _MISSING) != value:
+                return False
+    if has_dict and new.__dict__:
         old_extra = getattr(old, "__dict__", {})
-        return all(old_extra.get(name, _MISSING) == value for name, value in extra.items())
+        return all(old_extra.get(name, _MISSING) == value for name, value in new.__dict__.items())
     return True
 
 
