@@ -221,11 +221,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _gc(args: argparse.Namespace) -> int:
+    from .cache.autograd_cache import prune_autograd
     from .cache.parse_cache import prune_models
     from .fingerprint import default_cache_dir
 
     report = open_cache(args).gc(max_bytes=args.max_size, older_than_seconds=args.older_than)
     report.update(prune_models(args.cache_dir or default_cache_dir(), older_than_seconds=args.older_than))
+    # After the models: the autograd facts of the models no longer kept go with them.
+    report.update(prune_autograd(args.cache_dir or default_cache_dir(), older_than_seconds=args.older_than))
     _print(args, report, f"evicted {report.get('evicted', 0)} entries ({human_size(report.get('bytes_freed', 0))}); "
                          f"{report.get('entries', 0)} entries, {human_size(report.get('bytes', 0))} left; "
                          f"removed {report['models_removed']} superseded parsed models "

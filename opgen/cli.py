@@ -170,12 +170,15 @@ def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
         if any(key in AUTOGRAD_KEYS for key in keys):
             raise OpgenError(f"--keys {','.join(k.value for k in AUTOGRAD_KEYS if k in keys)} needs --derivatives FILE")
         return CodegenConfig(keys)
+    from .cache.autograd_cache import load_autograd_cached
+    from .collector import paused_for_resident_objects
     from .gen.autograd_kernels import AutogradModel
-    from .model.derivatives import load_derivatives
 
     if not args.keys:
         keys += AUTOGRAD_KEYS
-    return CodegenConfig(keys, autograd=AutogradModel(model, load_derivatives(args.derivatives, model)))
+    with paused_for_resident_objects():
+        autograd = load_autograd_cached(model, args.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)
+    return CodegenConfig(keys, autograd=autograd)
 
 
 DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")

@@ -100,10 +100,13 @@ def _config(args: argparse.Namespace, model):
         return CodegenConfig(DEFAULT_KEYS)
     if not os.path.isfile(path):
         raise OpgenError("no such file", Location(path, 0))
+    from .cache.autograd_cache import load_autograd_cached
+    from .collector import paused_for_resident_objects
     from .gen.autograd_kernels import AutogradModel
-    from .model.derivatives import load_derivatives
 
-    return CodegenConfig(DEFAULT_KEYS + AUTOGRAD_KEYS, autograd=AutogradModel(model, load_derivatives(path, model)))
+    with paused_for_resident_objects():
+        autograd = load_autograd_cached(model, path, AutogradModel, cache_dir="" if args.no_cache else None)
+    return CodegenConfig(DEFAULT_KEYS + AUTOGRAD_KEYS, autograd=autograd)
 
 
 def _csrc_dir(args: argparse.Namespace):

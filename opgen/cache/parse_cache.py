@@ -21,6 +21,7 @@ import gc
 import os
 import pickle
 import time
+import weakref
 from typing import Optional
 
 from ..errors import Location, OpgenError
@@ -33,6 +34,22 @@ from ..yamlio import load_bytes, load_located, top_level_items
 
 _FORMAT = b"opgen-model-cache-2"
 _LATEST = "latest"
+
+# id(model) -> (a weak reference to it, its key): the key each model this process loaded
+# through the cache was stored under (what else is cached against the model is keyed by it).
+_KEYS: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def model_cache_key(model: Model) -> Optional[str]:
+    """The cache key of ``model`` when this process loaded it through the parse cache (its yaml's
+    and tags' bytes, their names and opgen/model's sources), else None."""
+    held = _KEYS.get(id(model))
+    return held[1] if held is not None and held[0]() is model else None
+
+
+def _remember_key(model: Model, key: str) -> Model:
+    _KEYS[id(model)] = (weakref.ref(model), key)
+    return model
 
 
 def _read_bytes(path: str, display: str) -> bytes:
@@ -61,7 +78,7 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
             _touch(path)  # last use, for prune_models' age
             if _latest_key(cache_dir, lineage) != key:  # a revert: the next edit starts from this model
                 _write_latest(cache_dir, lineage, key)
-            return model
+            return _remember_key(model, key)
     # Parse the bytes already read for the key rather than reading the files again.
     valid_tags = tags_from_document(load_bytes(tags_bytes, tags_name), tags_name) if tags_path else frozenset()
     previous = _read_latest(cache_dir, lineage) if cache_dir else None
@@ -72,6 +89,7 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     if cache_dir:
         _write_entry(_model_path(cache_dir, key), model)
         _write_latest(cache_dir, lineage, key)
+        return _remember_key(model, key)
     return model
 
 
@@ -165,8 +183,7 @@ def prune_models(cache_dir: str, older_than_seconds: Optional[float] = None, *,
     yaml (``models/latest/``), or with ``older_than_seconds`` only those unused for that long
     (a hit refreshes a model's time). Each edit of PyTorch's yaml leaves a ~5 MB model behind."""
     root = os.path.join(cache_dir, "models")
-    latest_dir = os.path.join(root, _LATEST)
-    kept_keys = {_latest_key(cache_dir, lineage) for lineage in _listdir(latest_dir)}
+    kept_keys = latest_model_keys(cache_dir)
     deadline = None if older_than_seconds is None else (time.time() if now is None else now) - older_than_seconds
     removed, freed, kept = 0, 0, 0
     for shard in _listdir(root):
@@ -188,6 +205,12 @@ def prune_models(cache_dir: str, older_than_seconds: Optional[float] = None, *,
             else:
                 kept += 1
     return {"models_removed": removed, "model_bytes_freed": freed, "models": kept}
+
+
+def latest_model_keys(cache_dir: str) -> set[str]:
+    """The keys of the models ``models/latest/`` names: the last parsed of each yaml."""
+    latest_dir = os.path.join(cache_dir, "models", _LATEST)
+    return {key for key in (_latest_key(cache_dir, lineage) for lineage in _listdir(latest_dir)) if key}
 
 
 def _listdir(path: str) -> list[str]:

@@ -44,6 +44,7 @@ from opgen.errors import Diagnostic, OpgenError
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.layout import api_header
 from opgen.model.dispatch_keys import DispatchKey
+from opgen.scons.command_signatures import same_command
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
@@ -92,9 +93,12 @@ def with_precompiled_header(env, source, pch_dir):
 
 
 def _group_objects(env, sources_by_group, obj_dir):
-    """{group: [object]}: each group's unit, compiled with the generated code's flags."""
-    return {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
-            for group, sources in sorted(sources_by_group.items())}
+    """{group: [object]}: each group's unit, compiled with the generated code's flags (one
+    environment: their commands differ only by their names, which SCons then expands once)."""
+    objects = {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
+               for group, sources in sorted(sources_by_group.items())}
+    same_command([node for nodes in objects.values() for result in nodes for node in result], f"group units in {obj_dir}")
+    return objects
 
 
 def _kernel_objects(env, kernels, obj_dir):

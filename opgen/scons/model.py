@@ -50,14 +50,14 @@ def _load(env, yaml, tags=None):
 
 
 def _derivatives(env, model, derivatives, found_beside=False):
+    from opgen.cache.autograd_cache import load_autograd_cached
     from opgen.gen.autograd_kernels import AutogradModel
-    from opgen.model.derivatives import load_derivatives
 
     node = env.File(derivatives)
     try:
         with paused_for_resident_objects():
-            return AutogradModel(model, load_derivatives(node.srcnode().abspath, model,
-                                                         display_name=display_path(env, derivatives, node)))
+            return load_autograd_cached(model, node.srcnode().abspath, AutogradModel, cache_dir=env.get("OPGEN_CACHE_DIR"),
+                                        display_name=display_path(env, derivatives, node))
     except OpgenError as exc:
         hint = " (found beside the operator yaml: --derivatives=FILE names another, --derivatives=off builds without autograd)"
         stop(exc, "invalid derivatives yaml; nothing was built" + (hint if found_beside else ""))

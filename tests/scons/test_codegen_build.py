@@ -71,6 +71,21 @@ def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, 
     assert build.linked
 
 
+def test_the_build_after_an_edit_stores_what_the_next_one_needs(project, yaml_file):
+    """SCons' stored signatures are compared, not pickled, and only changed entries are stored
+    (site_scons/sconsign_unchanged.py): the edit's build stored every new signature (the next
+    build does nothing), and a build that does nothing leaves .sconsign.dblite as it was."""
+    edit_add_default(project, "3", write=lambda path, text: path.write_text(text))
+    assert ok(scons(project)).compiled
+    build = ok(scons(project))
+    assert build.regenerated == (0, GROUPS) and build.compiled == set() and not build.linked
+    sconsign = project / ".sconsign.dblite"
+    stored, stamp = sconsign.read_bytes(), sconsign.stat().st_mtime_ns
+    build = ok(scons(project))
+    assert build.compiled == set() and not build.linked
+    assert sconsign.read_bytes() == stored and sconsign.stat().st_mtime_ns == stamp
+
+
 def test_comment_and_reorder_edits_rebuild_nothing(project, yaml_file):
     text = yaml_file.read_text()
     first = text.index("- func:")
