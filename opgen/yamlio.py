@@ -164,15 +164,19 @@ def load_bytes(data: bytes, file: str) -> Any:
     return load_located(text, file)
 
 
+def read_input(path: str, display_name: str | None = None, what: str = "yaml") -> bytes:
+    """A file's bytes; OpgenError "NAME: error: cannot read <what>: <reason>" when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise OpgenError(f"cannot read {what}: {exc.strerror}", Location(display_name or path, 0)) from None
+
+
 def read_located(path: str, display_name: str | None = None) -> Any:
     """Load a yaml file; ``display_name`` is what messages call it."""
     name = display_name or path
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise OpgenError(f"cannot read yaml: {exc.strerror}", Location(name, 0)) from None
-    return load_bytes(data, name)
+    return load_bytes(read_input(path, name), name)
 
 
 def iter_entries(document: Any, file: str, on_error: Optional[Callable[[OpgenError], None]] = None) -> Iterator[LocatedMap]:

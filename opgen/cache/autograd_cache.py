@@ -25,14 +25,13 @@ import pickle
 import time
 from typing import Any, Callable, Optional
 
-from ..errors import Location, OpgenError
 from ..fingerprint import default_cache_dir, digest, package_fingerprint
 from ..model.derivatives import Derivatives, build_derivatives
 from ..model.grouping import OperatorGroup
 from ..model.loader import Model
 from ..model.native_function import NativeFunction
 from ..writer import atomic_write
-from ..yamlio import load_bytes
+from ..yamlio import load_bytes, read_input
 from .parse_cache import latest_model_keys, model_cache_key
 
 _FORMAT = b"opgen-autograd-cache-1"
@@ -46,11 +45,7 @@ def load_autograd_cached(model: Model, derivatives_path: str, autograd_model: Ca
     was read against this model before; ``cache_dir=""`` disables the cache."""
 
     name = display_name or derivatives_path
-    try:
-        with open(derivatives_path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise OpgenError(f"cannot read yaml: {exc.strerror}", Location(name, 0)) from None
+    data = read_input(derivatives_path, name)
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir
     model_key = model_cache_key(model)
     path = None

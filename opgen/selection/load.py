@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from ..errors import DiagnosticCollector, Location, OpgenError, did_you_mean
 from ..model.loader import Model
-from ..yamlio import LocatedMap, load_bytes
+from ..yamlio import LocatedMap, load_bytes, read_input
 from .names import OperatorNames, ParsedName, parse_name
 from .selection import SelectedOperator, Selection
 
@@ -54,12 +54,7 @@ def load_selection(path: str, model: Model, display_name: Optional[str] = None) 
     """The selection in ``path`` (either format), validated against ``model``; raises OpgenError
     listing every problem, each at FILE:LINE."""
     name = display_name or path
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise OpgenError(f"cannot read the selection: {exc.strerror}", Location(name, 0)) from None
-    return parse_selection(data, name, model)
+    return parse_selection(read_input(path, name, "the selection"), name, model)
 
 
 def parse_selection(data: bytes, name: str, model: Model) -> Selection:
