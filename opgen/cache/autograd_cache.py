@@ -32,7 +32,7 @@ from ..model.loader import Model
 from ..model.native_function import NativeFunction
 from ..writer import atomic_write
 from ..yamlio import load_bytes, read_input
-from .parse_cache import latest_model_keys, model_cache_key
+from .parse_cache import latest_model_keys, model_cache_key, sorted_entries
 
 _FORMAT = b"opgen-autograd-cache-1"
 AUTOGRAD_DIR = "autograd"
@@ -143,9 +143,9 @@ def prune_autograd(cache_dir: str, older_than_seconds: Optional[float] = None, *
     kept_models = latest_model_keys(cache_dir)
     deadline = None if older_than_seconds is None else (time.time() if now is None else now) - older_than_seconds
     removed, freed, kept = 0, 0, 0
-    for model_key in _listdir(root):
+    for model_key in sorted_entries(root):
         entries = []
-        for name in _listdir(os.path.join(root, model_key)):
+        for name in sorted_entries(os.path.join(root, model_key)):
             path = os.path.join(root, model_key, name)
             try:
                 stat = os.stat(path)
@@ -169,9 +169,3 @@ def prune_autograd(cache_dir: str, older_than_seconds: Optional[float] = None, *
             pass
     return {"autograd_removed": removed, "autograd_bytes_freed": freed, "autograd": kept - removed}
 
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []

@@ -186,10 +186,10 @@ def prune_models(cache_dir: str, older_than_seconds: Optional[float] = None, *,
     kept_keys = latest_model_keys(cache_dir)
     deadline = None if older_than_seconds is None else (time.time() if now is None else now) - older_than_seconds
     removed, freed, kept = 0, 0, 0
-    for shard in _listdir(root):
+    for shard in sorted_entries(root):
         if shard == _LATEST:
             continue
-        for name in _listdir(os.path.join(root, shard)):
+        for name in sorted_entries(os.path.join(root, shard)):
             path = os.path.join(root, shard, name)
             try:
                 stat = os.stat(path)
@@ -210,10 +210,11 @@ def prune_models(cache_dir: str, older_than_seconds: Optional[float] = None, *,
 def latest_model_keys(cache_dir: str) -> set[str]:
     """The keys of the models ``models/latest/`` names: the last parsed of each yaml."""
     latest_dir = os.path.join(cache_dir, "models", _LATEST)
-    return {key for key in (_latest_key(cache_dir, lineage) for lineage in _listdir(latest_dir)) if key}
+    return {key for key in (_latest_key(cache_dir, lineage) for lineage in sorted_entries(latest_dir)) if key}
 
 
-def _listdir(path: str) -> list[str]:
+def sorted_entries(path: str) -> list[str]:
+    """A directory's entry names, sorted; none for a directory that cannot be listed."""
     try:
         return sorted(os.listdir(path))
     except OSError:

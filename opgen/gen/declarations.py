@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ..api import dispatcher, structured
 from ..api.bindings import Binding, params
@@ -88,6 +88,17 @@ class Declaration:
     @property
     def location(self) -> Location:
         return min(u.location for u in self.uses)
+
+
+def joined_by_symbol(declarations: Iterable[Declaration]) -> list[Declaration]:
+    """One declaration per symbol, in first-seen order, with the uses of all that spell it
+    (transpose_ and transpose call one inverse; two groups may declare one kernel alike)."""
+    by_symbol: dict[str, Declaration] = {}
+    for d in declarations:
+        first = by_symbol.setdefault(d.symbol, d)
+        if first is not d:
+            by_symbol[d.symbol] = replace(first, uses=first.uses + d.uses)
+    return list(by_symbol.values())
 
 
 def inverse_declaration(view: NativeFunction, self_name: str, use: Use) -> Declaration:

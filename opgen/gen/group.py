@@ -5,7 +5,6 @@ groups, which is what lets each group be its own SCons node and cache entry.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import cached_property
 
 from ..api import cpp, dispatcher, structured, types
@@ -17,7 +16,7 @@ from ..model.native_function import NativeFunction
 from . import layout
 from .autograd_kernels import SUPPORT_HEADER, GroupAutograd, group_autograd
 from .config import AUTOGRAD_KEYS, CodegenConfig
-from .declarations import Declaration, DeclarationKind, group_declarations
+from .declarations import Declaration, DeclarationKind, group_declarations, joined_by_symbol
 from .families import GroupRelations
 from .functionalize import functionalize_kernels
 from .kernels import Wrapper, by_namespace, key_kernels, registration_source
@@ -155,13 +154,9 @@ class GroupCodegen:
         """The hand-written functions the group's code calls: its kernels and meta() functions, as
         its native and meta headers declare them, then its views' functional inverses (declared
         in its Functionalize file)."""
-        inverses: dict[str, Declaration] = {}
-        for w in self.kernels.get(DispatchKey.Functionalize, []):
-            for d in w.hand_written.functions if w.hand_written else ():
-                first = inverses.setdefault(d.symbol, d)
-                if first is not d:  # transpose_ and transpose share transpose's inverse
-                    inverses[d.symbol] = replace(first, uses=first.uses + d.uses)
-        return group_declarations(self.relations, self.indices) + list(inverses.values())
+        inverses = joined_by_symbol(d for w in self.kernels.get(DispatchKey.Functionalize, [])
+                                    for d in (w.hand_written.functions if w.hand_written else ()))
+        return group_declarations(self.relations, self.indices) + inverses
 
     def _meta_header(self) -> str:
         classes, includes = [], set()

@@ -7,11 +7,11 @@ the declarations, keys and operators from the model (declarations.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..model.dispatch_keys import DispatchKey
 from . import layout
-from .declarations import Declaration, DeclarationKind
+from .declarations import Declaration, DeclarationKind, joined_by_symbol
 from .render import render
 
 STUBS_SOURCE = "missing_kernels.cpp"
@@ -72,16 +72,12 @@ def render_missing_kernels(missing: list[Missing], keys: tuple[DispatchKey, ...]
     then one definition per missing declaration raising op::Error; ``keys`` are the dispatch keys
     the build registers (what the messages name)."""
     # One definition per symbol: groups declaring one kernel alike share its stub (its uses joined).
-    by_symbol: dict[str, Declaration] = {}
-    groups: set[str] = set()
-    for m in sorted(missing, key=lambda m: (m.group, m.declaration.symbol)):
-        first = by_symbol.setdefault(m.declaration.symbol, m.declaration)
-        if first is not m.declaration:
-            by_symbol[first.symbol] = replace(first, uses=first.uses + m.declaration.uses)
-        groups.add(m.group)
+    ordered = sorted(missing, key=lambda m: (m.group, m.declaration.symbol))
+    declarations = joined_by_symbol(m.declaration for m in ordered)
+    groups = {m.group for m in ordered}
     # Inverses are declared only in the Functionalize files that call them: declared here too.
     stubs = [{"returns": d.returns, "scope": d.scope, "name": d.name, "params": d.params,
               "declare": d.kind is DeclarationKind.INVERSE, "message": f"{d.describe(keys)} is not implemented"}
-             for d in by_symbol.values()]
+             for d in declarations]
     includes = [layout.native_header(group) for group in sorted(groups)]
     return render("missing_kernels.cpp.j2", stubs=stubs, includes=includes)
