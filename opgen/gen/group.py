@@ -9,6 +9,7 @@ from functools import cached_property
 
 from ..api import cpp, dispatcher, structured, types
 from ..api.bindings import names, params
+from ..fingerprint import digest
 from ..model.backend import BackendIndex
 from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
@@ -113,7 +114,7 @@ class GroupCodegen:
             out[layout.key_source(g, key)] = self._key_source(key, wrappers)
         for key in self.autograd_keys():
             out[layout.key_source(g, key)] = self._autograd_source(key)
-        sources = sorted(path for path in out if path.endswith(".cpp"))
+        sources = [{"path": path, "digest": digest(out[path].encode())} for path in sorted(out) if path.endswith(".cpp")]
         out[layout.unit_source(g)] = render("group_unit.cpp.j2", group=g, sources=sources)
         assert sorted(out) == self.files(), "files() and render() disagree"
         return dict(sorted(out.items()))

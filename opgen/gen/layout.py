@@ -57,6 +57,14 @@ def compiled_sources(files: list[str]) -> list[str]:
     return units or [f for f in files if f.endswith(".cpp")]
 
 
+def folded_sources(files: list[str]) -> list[str]:
+    """The sources of a group its unit includes: never compiled on their own, and the unit carries
+    each one's digest, so the unit's bytes change whenever theirs do."""
+    if not any(f.endswith(UNIT_SUFFIX) for f in files):
+        return []
+    return [f for f in files if f.endswith(".cpp") and not f.endswith(UNIT_SUFFIX)]
+
+
 # External backends: one directory per backend key, apart from the in-tree files.
 BACKENDS_DIR = "backends"
 

@@ -18,19 +18,20 @@ import SCons.Script
 
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
-from opgen.scons.unscanned import unscanned
+from opgen.scons.scan_rules import unscanned
 
 from opgen.cache.remote import remote_from_environment
 from opgen.cache.session import CacheSession, open_codegen_cache
 from opgen.errors import OpgenError
 from opgen.fingerprint import digest
 from opgen.gen.config import CodegenConfig
-from opgen.gen.layout import compiled_sources
+from opgen.gen.layout import compiled_sources, folded_sources
 from opgen.gen.plan import CodegenPlan, Section, backend_section, in_tree_section
 
 class CodegenResult:
     def __init__(self):
         self.sources_by_group: dict[str, list] = {}  # group -> the nodes the build compiles
+        self.folded_by_group: dict[str, list[str]] = {}  # group -> absolute paths of the sources its unit folds in
         self.codegen_of: dict = {}  # group -> what renders its files (declarations: gen/declarations.py)
         self.targets: list = []
         # One target of each codegen step (a group's files, the umbrellas): building one builds
@@ -95,10 +96,16 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     result.groups = len(section.jobs)
     layout = nodes_of.layout
     # `scons -c` removes what has a node: every file of every group.
-    every_file = node_per_file or SCons.Script.GetOption("clean")
+    cleaning = SCons.Script.GetOption("clean")
+    every_file = node_per_file or cleaning
     for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
-        declared = files if every_file else _first_and_missing(plan.out_dir, files)
+        if cleaning:
+            declared = files
+        elif node_per_file:
+            declared = _without_folded(plan.out_dir, files)
+        else:
+            declared = _first_and_missing(plan.out_dir, files)
         nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
         nodes_of.job_of_node[nodes[0].abspath] = job.name
         # Precious: SCons would delete targets before the action runs, and a file rewritten with
@@ -108,6 +115,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
         result.steps.append(nodes[0])
         if every_file:
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
+            result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded_sources(files)]
             result.codegen_of[job.codegen.name] = job.codegen
     # The umbrellas depend on which files each group has, and on what else the section says they
     # render (a backend's non-native IR nodes).
@@ -139,6 +147,15 @@ def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
     and per Value (PyTorch's no-op walked 2,700 of them). A declared job keeps its Value, so
     --debug=explain still names the group whose key changed."""
     return [job for job in section.jobs if every_job or not plan.is_current(job, section)]
+
+
+def _without_folded(out_dir: str, files: list[str]) -> list[str]:
+    """The targets of a group whose objects are built: its files but the sources its unit folds
+    in (scan_rules.py), which are declared only when missing so that SCons regenerates them. A
+    folded source edited by hand is not noticed until its group is generated again: generated
+    files are not to be edited."""
+    folded = set(folded_sources(files))
+    return [path for path in files if path not in folded or not os.path.exists(os.path.join(out_dir, path))]
 
 
 def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:

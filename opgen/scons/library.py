@@ -49,6 +49,7 @@ from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
 from opgen.scons.rebuild import judged_by_policy
+from opgen.scons.scan_rules import fold_included_sources
 from opgen.scons.sdk import find_runtime
 from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
 from opgen.scons.sizes import record_object_sizes
@@ -92,11 +93,14 @@ def with_precompiled_header(env, source, pch_dir):
     return env
 
 
-def _group_objects(env, sources_by_group, obj_dir):
+def _group_objects(env, codegen, obj_dir):
     """{group: [object]}: each group's unit, compiled with the generated code's flags (one
-    environment: their commands differ only by their names, which SCons then expands once)."""
+    environment: their commands differ only by their names, which SCons then expands once). The
+    sources a unit includes are no dependencies of its object: the unit names their digests."""
     objects = {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
-               for group, sources in sorted(sources_by_group.items())}
+               for group, sources in sorted(codegen.sources_by_group.items())}
+    for group, nodes in objects.items():
+        fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
     same_command([node for nodes in objects.values() for result in nodes for node in result], f"group units in {obj_dir}")
     return objects
 
@@ -203,7 +207,7 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     if selected is not None:
         kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
-    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir)
+    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir)
     kernel_objects = _kernel_objects_by_source(envs[ObjectKind.KERNEL], kernels, obj_dir)
     own = [o for nodes in kernel_objects.values() for o in nodes] + list(objects)
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
@@ -240,7 +244,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     if codegen is None:
         codegen = env.OpgenBackendCodegen(model, backend, gen_dir)
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
-    objects = _group_objects(envs[ObjectKind.GENERATED], codegen.sources_by_group, obj_dir)
+    objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir)
     registrations = [o for group in sorted(objects) for o in objects[group]]
     kernel_objects = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir)
     checked = envs[ObjectKind.KERNEL].OpgenCheckDefinitions(

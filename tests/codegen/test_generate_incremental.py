@@ -45,8 +45,10 @@ def test_default_edit_rewrites_only_that_groups_files(yaml_copy, tmp_path):
     delta = changed(before, snapshot(out))
     assert delta["added"] == delta["removed"] == set()
     # The default lives in the free function, the method overloads' definitions (inside class
-    # op::Tensor, so only code calling methods recompiles) and the schema.
-    assert delta["rewritten"] == delta["different"] == {"ops/add.h", "ops/add_methods.h", "ops/add_schema.cpp"}
+    # op::Tensor, so only code calling methods recompiles) and the schema; the unit names the
+    # schema's digest.
+    assert delta["rewritten"] == delta["different"] == {
+        "ops/add.h", "ops/add_methods.h", "ops/add_schema.cpp", "ops/add_unit.cpp"}
 
 
 def test_adding_an_operator_adds_files_and_touches_only_umbrellas(yaml_copy, tmp_path):

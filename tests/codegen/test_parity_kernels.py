@@ -84,5 +84,5 @@ def test_an_edit_regenerates_one_group_with_its_generated_meta_kernel(yaml_copy,
     assert regenerated(result.stdout) == (1, GROUPS)
     delta = changed(before, snapshot(out))
     assert delta["added"] == delta["removed"] == set()
-    assert delta["rewritten"] == {"ops/masked_fill_Meta.cpp", "ops/masked_fill_native.h"}
+    assert delta["rewritten"] == {"ops/masked_fill_Meta.cpp", "ops/masked_fill_native.h", "ops/masked_fill_unit.cpp"}
     assert "return native::masked_fill_meta_(self, mask, value);" in (out / "ops" / "masked_fill_Meta.cpp").read_text()
