@@ -49,7 +49,7 @@ from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
 from opgen.scons.rebuild import judged_by_policy
-from opgen.scons.scan_rules import fold_included_sources
+from opgen.scons.scan_rules import fold_header_closures, fold_included_sources, header_closures
 from opgen.scons.sdk import find_runtime
 from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
 from opgen.scons.sizes import record_object_sizes
@@ -93,6 +93,11 @@ def with_precompiled_header(env, source, pch_dir):
     return env
 
 
+# Runtime headers most group units include, each with the same headers under it: an object depends
+# on one stamp for each (scan_rules.header_closures) instead of on each header under it.
+GENERATED_CODE_HEADERS = ("dispatch/registration.h", "autograd/codegen_support.h")
+
+
 def _group_objects(env, codegen, obj_dir):
     """{group: [object]}: each group's unit, compiled with the generated code's flags (one
     environment: their commands differ only by their names, which SCons then expands once). The
@@ -101,6 +106,8 @@ def _group_objects(env, codegen, obj_dir):
                for group, sources in sorted(codegen.sources_by_group.items())}
     for group, nodes in objects.items():
         fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
+    fold_header_closures([node for nodes in objects.values() for result in nodes for node in result],
+                         header_closures(env, GENERATED_CODE_HEADERS, f"{obj_dir}/header_closures"))
     same_command([node for nodes in objects.values() for result in nodes for node in result], f"group units in {obj_dir}")
     return objects
 
