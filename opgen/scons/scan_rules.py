@@ -43,24 +43,31 @@ _scan = SCons.Node.Node.scan
 
 
 def _scan_by_rules(self) -> None:
-    if self.implicit is None and getattr(getattr(self, "builder", None), _UNSCANNED, False):
+    if self.implicit is not None:  # scanned already (what follows ran then)
+        return
+    if getattr(getattr(self, "builder", None), _UNSCANNED, False):
         self.implicit = []
         self.implicit_set = set()
         self._children_reset()
         return
     _scan(self)
-    if not self.implicit:
-        return
+    if self.implicit:
+        _apply_folds(self)
+
+
+def _apply_folds(self) -> None:
+    """Leaves what the node's marks fold out of the implicit dependencies it was just given (a
+    fresh scan's, or the stored ones: folded already, which this leaves as they are)."""
     kept = self.implicit
     folded = getattr(self.attributes, _FOLDED, None)
     if folded:
         kept = [node for node in kept if not getattr(node, "name", "").endswith(".cpp") or node.get_abspath() not in folded]
     for root, stamp in getattr(self.attributes, _CLOSURES, ()):
-        if root in self.implicit_set:  # else a stored list, folded already (or one without the root)
+        if root in self.implicit_set:
             stamp.scan()
             covered = {root, *stamp.implicit}
             kept = [node for node in kept if node not in covered] + [stamp]
-    if kept is not self.implicit:
+    if len(kept) != len(self.implicit) or any(a is not b for a, b in zip(kept, self.implicit)):
         self.implicit = kept
         self.implicit_set = set(kept)
         self._children_reset()
