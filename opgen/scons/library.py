@@ -98,16 +98,21 @@ def with_precompiled_header(env, source, pch_dir):
 GENERATED_CODE_HEADERS = ("dispatch/registration.h", "autograd/codegen_support.h")
 
 
-def _group_objects(env, codegen, obj_dir):
+def _closures(env, obj_dir):
+    """The stamps of the headers under GENERATED_CODE_HEADERS, for objects built with ``env``."""
+    return header_closures(env, GENERATED_CODE_HEADERS, f"{obj_dir}/header_closures")
+
+
+def _group_objects(env, codegen, obj_dir, closures):
     """{group: [object]}: each group's unit, compiled with the generated code's flags (one
     environment: their commands differ only by their names, which SCons then expands once). The
-    sources a unit includes are no dependencies of its object: the unit names their digests."""
+    sources a unit includes are no dependencies of its object (the unit names their digests), and
+    the headers under each root of ``closures`` are its stamp (scan_rules.py)."""
     objects = {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
                for group, sources in sorted(codegen.sources_by_group.items())}
     for group, nodes in objects.items():
         fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
-    fold_header_closures([node for nodes in objects.values() for result in nodes for node in result],
-                         header_closures(env, GENERATED_CODE_HEADERS, f"{obj_dir}/header_closures"))
+    fold_header_closures([node for nodes in objects.values() for result in nodes for node in result], closures)
     same_command([node for nodes in objects.values() for result in nodes for node in result], f"group units in {obj_dir}")
     return objects
 
@@ -214,7 +219,8 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     if selected is not None:
         kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
-    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir)
+    closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
+    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
     kernel_objects = _kernel_objects_by_source(envs[ObjectKind.KERNEL], kernels, obj_dir)
     own = [o for nodes in kernel_objects.values() for o in nodes] + list(objects)
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
@@ -225,6 +231,8 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
                                     archives(env, group_objects, obj_dir), link_map=link_map)
     if mode == "error":
         env.Depends(library, missing)
+    # The stamps are found as the units are scanned; required here, the build counts them from the start.
+    env.Requires(library, [stamp for _, stamp in closures])
     record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
                         selected.name if selected is not None else None, link_map=env.File(link_map))
     return library
@@ -251,7 +259,8 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     if codegen is None:
         codegen = env.OpgenBackendCodegen(model, backend, gen_dir)
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
-    objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir)
+    closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
+    objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
     registrations = [o for group in sorted(objects) for o in objects[group]]
     kernel_objects = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir)
     checked = envs[ObjectKind.KERNEL].OpgenCheckDefinitions(
@@ -260,6 +269,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", kernel_objects,
                                     archives(env, objects, obj_dir))
     env.Depends(library, checked)
+    env.Requires(library, [stamp for _, stamp in closures])
     return library
 
 

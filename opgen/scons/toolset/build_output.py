@@ -175,6 +175,9 @@ class _PendingSteps:
                                                  ("bimplicit", "bimplicitsigs"))
                   for dep, sig in zip(getattr(binfo, names, None) or [], getattr(binfo, sigs, None) or [])]
         explicit = list(executor.get_all_sources()) + [d for t in targets for d in (t.depends or []) + (t.implicit or [])]
+        # What must be built first (SCons' Requires) is counted, and is no reason for this node.
+        for prerequisite in [p for t in targets for p in (t.prerequisites or [])]:
+            self.pending(prerequisite)
         # Every child is visited (all of them count), then the node's own reasons.
         changed_child = any([self.pending(child) for child in explicit + [dep for dep, _ in stored
                                                                           if isinstance(dep, SCons.Node.Node)]])
