@@ -40,6 +40,7 @@ from opgen.scons.toolset.messages import shown
 _UNSCANNED = "opgen_unscanned"
 _FOLDED = "opgen_folded_sources"  # an object's attribute: the absolute paths its scan leaves out
 _CLOSURES = "opgen_header_closures"  # an object's attribute: [(root header node, its stamp node)]
+_CLOSURE_BASE = "opgen_closure_base"  # a stamp's attribute: the include directory its root was found in
 _scan = SCons.Node.Node.scan
 
 
@@ -103,8 +104,10 @@ def fold_included_sources(objects, paths) -> None:
 
 def _write_closure(target, source, env):
     """The stamp's bytes: each header it covers (its children: the root and what the root's
-    scan found) with its content signature, one a line, sorted."""
-    lines = sorted(f"{child.get_path()} {child.get_csig()}\n" for child in target[0].children())
+    scan found) with its content signature, one a line, sorted; paths from the include directory
+    the root was found in, so the bytes are the same in every checkout and install."""
+    base = getattr(target[0].attributes, _CLOSURE_BASE)
+    lines = sorted(f"{os.path.relpath(child.get_abspath(), base)} {child.get_csig()}\n" for child in target[0].children())
     with open(target[0].get_abspath(), "w", encoding="utf-8") as handle:
         handle.write("".join(lines))
     return 0
@@ -126,6 +129,7 @@ def header_closures(env, roots, stamp_dir) -> list:
             continue
         stamp = env.Command(os.path.join(stamp_dir, name + ".closure"), root,
                             env.Action(_write_closure, strfunction=_describe_closure), source_scanner=SCons.Tool.CScanner)
+        setattr(stamp[0].attributes, _CLOSURE_BASE, root.get_abspath()[:-len(name)].rstrip(os.sep) or os.sep)
         closures.append((root, stamp[0]))
     return closures
 

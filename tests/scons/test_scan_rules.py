@@ -55,6 +55,11 @@ def includers(project, header) -> set:
     return found
 
 
+def covered_headers(project, root) -> set:
+    """The headers ``root``'s stamp lists (paths from the include directory, with signatures)."""
+    return {line.split()[0] for line in (project / CLOSURES / f"{root}.closure").read_text().splitlines()}
+
+
 def dependencies(project, target) -> list:
     """The children of ``target`` SCons walks (--tree=prune: each once, with its own children)."""
     build = ok(scons(project, "--tree=prune", target=target))
@@ -80,8 +85,7 @@ def test_a_units_included_sources_are_no_dependencies_but_their_headers_are(proj
     assert {"build/gen/ops/add_native.h", "build/gen/ops/add_meta.h"} <= set(children)
     assert {f"{CLOSURES}/{root}.closure" for root in GENERATED_CODE_HEADERS} <= set(children)
     # No dependency of the unit is a header under a root: the stamps stand for them.
-    stamp = (project / CLOSURES / "dispatch/registration.h.closure").read_text().splitlines()
-    covered = {line.split()[0] for line in stamp}
+    covered = {f"csrc/{path}" for path in covered_headers(project, "dispatch/registration.h")}
     assert "csrc/core/tensor.h" in covered and "csrc/dispatch/registration.h" in covered
     assert not covered & set(children)
 
@@ -131,15 +135,27 @@ def test_a_header_newly_included_under_a_root_is_followed(project, restored):
     """A header under a root starts including another: the stamp's scan finds it, and an edit of
     the newcomer then recompiles every unit including the root."""
     newcomer = "core/dim_vector.h"
-    stamp = project / CLOSURES / "dispatch/registration.h.closure"
-    assert f"csrc/{newcomer}" not in stamp.read_text()
+    assert newcomer not in covered_headers(project, "dispatch/registration.h")
     layout = restored("csrc/core/layout.h")
     rewrite_in_a_later_second(layout, layout.read_text() + f'#include "{newcomer}"\n')
     first = ok(scons(project))
     assert len(units(first)) == GROUPS
-    assert f"csrc/{newcomer}" in stamp.read_text()
+    assert newcomer in covered_headers(project, "dispatch/registration.h")
     added = restored(f"csrc/{newcomer}")
     rewrite_in_a_later_second(added, added.read_text() + "// an edit\n")
     second = ok(scons(project))
     assert units(second) == includers(project, "dispatch/registration.h")
     assert len(units(second)) == GROUPS
+
+
+def test_a_stamp_written_in_another_checkout_has_the_same_bytes(project, built_project):
+    """Paths in a stamp are from the include directory, not the checkout: the copy's stamp,
+    written again, equals the session build's, and no unit recompiles."""
+    for root in GENERATED_CODE_HEADERS:
+        (project / CLOSURES / f"{root}.closure").unlink()
+    build = ok(scons(project))
+    assert units(build) == set() and not build.linked
+    for root in GENERATED_CODE_HEADERS:
+        ours = (project / CLOSURES / f"{root}.closure").read_bytes()
+        assert ours == (built_project.root / CLOSURES / f"{root}.closure").read_bytes()
+        assert ours.startswith(root.split("/")[0].encode()) or b"\n" + root.split("/")[0].encode() in ours
