@@ -158,4 +158,4 @@ def test_a_stamp_written_in_another_checkout_has_the_same_bytes(project, built_p
     for root in GENERATED_CODE_HEADERS:
         ours = (project / CLOSURES / f"{root}.closure").read_bytes()
         assert ours == (built_project.root / CLOSURES / f"{root}.closure").read_bytes()
-        assert ours.startswith(root.split("/")[0].encode()) or b"\n" + root.split("/")[0].encode() in ours
+        assert not [line for line in ours.decode().splitlines() if line.startswith(("/", "..", "csrc/"))]
