@@ -98,12 +98,14 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     # `scons -c` removes what has a node: every file of every group.
     cleaning = SCons.Script.GetOption("clean")
     every_file = node_per_file or cleaning
+    undeclared = []  # files of the groups that have no node in this build
     for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
         if cleaning:
             declared = files
         elif node_per_file:
             declared = _without_folded(plan.out_dir, files)
+            undeclared.extend(path for path in files if path not in declared)
         else:
             declared = _first_and_missing(plan.out_dir, files)
         nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
@@ -130,6 +132,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     result.targets.extend(umbrellas)
     result.steps.extend(umbrellas[:1])
     if not SCons.Script.GetOption("no_exec"):
+        _forget_stored(out, undeclared)
         removed = plan.remove_stale(section, layout)
         if selective and removed:
             # Switching from a full build (or a larger selection): one line, not one per file.
@@ -156,6 +159,27 @@ def _without_folded(out_dir: str, files: list[str]) -> list[str]:
     files are not to be edited."""
     folded = set(folded_sources(files))
     return [path for path in files if path not in folded or not os.path.exists(os.path.join(out_dir, path))]
+
+
+def _forget_stored(out, paths: list[str]) -> None:
+    """Drops the .sconsign entries of files under ``out`` that have no node. SCons keeps an entry
+    for every file that was ever one, and a cold build declares every folded source (none exists
+    yet): on PyTorch's yaml 6,700 entries, half the bytes of build/gen/ops' record, read again by
+    every later build. The record is rewritten once, the first time they are found there."""
+    by_directory: dict[str, list[str]] = {}
+    for path in paths:
+        directory, name = os.path.split(path)
+        by_directory.setdefault(directory, []).append(name)
+    for directory, names in by_directory.items():
+        stored = out.Dir(directory).sconsign()
+        entries = getattr(stored, "entries", None)
+        if entries is None:
+            continue
+        found = [name for name in names if name in entries]
+        for name in found:
+            del entries[name]
+        if found:
+            stored.dirty = True
 
 
 def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:

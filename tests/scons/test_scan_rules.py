@@ -74,6 +74,22 @@ def test_the_cold_build_stored_what_its_copy_needs_to_be_up_to_date(project):
     assert build.compiled == set() and not build.linked
 
 
+def test_the_next_build_forgets_what_the_cold_build_stored_for_the_included_sources(project):
+    """The cold build declared every included source (none existed); the next build drops their
+    .sconsign entries, which every later build would read again."""
+    import pickle
+
+    import SCons.dblite
+
+    ok(scons(project))
+    stored = pickle.loads(SCons.dblite.open(str(project / ".sconsign"), "r")[os.path.join(GEN, "ops")])
+    files = [f"ops/{name}" for name in os.listdir(project / GEN / "ops")]
+    assert "ops/add_unit.cpp" in files
+    folded = {path[len("ops/"):] for path in folded_sources(files)}
+    assert "add_CPU.cpp" in folded and "add_unit.cpp" in stored and "add.h" in stored
+    assert not folded & set(stored)
+
+
 def test_a_units_included_sources_are_no_dependencies_but_their_headers_are(project):
     files = sorted(p[len("ops/"):] for p in snapshot(project / GEN) if p.startswith("ops/add"))
     folded = folded_sources([f"ops/{name}" for name in files])
