@@ -51,6 +51,9 @@ const RegisteredKernel* OperatorEntry::find(DispatchKey key) const {
 //  5. the Autograd alias, for autograd keys;
 //  6. the key's backend fallback;
 //  7. pass through (autograd keys, ADInplaceOrView and BackendSelect), else missing.
+// Undefined, the key of a call none of whose arguments selects one (no tensor, no options a
+// BackendSelect kernel reads: promote_types, can_cast), holds CompositeExplicitAutograd, else
+// CompositeImplicitAutograd: such an operator runs its composite, as in PyTorch.
 // Only the registered set is consulted, never the order it was built in.
 OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
   Table t;
@@ -96,6 +99,12 @@ OperatorEntry::Table OperatorEntry::compute(const Fallbacks& fallbacks) const {
     }
     t.sources[i] = source;
     if (!t.kernels[i].is_fallthrough()) t.mask = t.mask.add(key);
+  }
+  if (const RegisteredKernel* composite = explicit_ ? explicit_ : implicit) {
+    const int undefined = index_of(DispatchKey::Undefined);
+    t.kernels[undefined] = composite->kernel;
+    t.labels[undefined] = composite->debug;
+    t.sources[undefined] = explicit_ ? TableSource::CompositeExplicitAutograd : TableSource::CompositeImplicitAutograd;
   }
   return t;
 }
@@ -282,7 +291,7 @@ std::string OperatorEntry::dump(const Fallbacks& fallbacks) const {
   out += lines.empty() ? "fallbacks: (none)\n" : "fallbacks:\n";
   for (const auto& [key, line] : lines) out += str("  ", key, ": ", line, "\n");
   lines.clear();
-  for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
+  for (int i = index_of(DispatchKey::Undefined); i <= kLastRuntimeKey; ++i) {
     TableSource s = sources_[i];
     if (s == TableSource::Missing || s == TableSource::DefaultFallthrough) continue;
     lines[to_string(key_at(i))] = str(labels_[i], " [", to_string(s), table_[i].is_fallthrough() ? ", fallthrough" : "", "]");
@@ -294,7 +303,7 @@ std::string OperatorEntry::dump(const Fallbacks& fallbacks) const {
 
 std::vector<std::pair<std::string, std::string>> OperatorEntry::dump_table() const {
   std::vector<std::pair<std::string, std::string>> rows;
-  for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
+  for (int i = index_of(DispatchKey::Undefined); i <= kLastRuntimeKey; ++i) {
     TableSource s = sources_[i];
     if (s != TableSource::Missing && s != TableSource::DefaultFallthrough) rows.emplace_back(to_string(key_at(i)), labels_[i]);
   }
@@ -307,7 +316,9 @@ void OperatorEntry::check_invariants(const Fallbacks& fallbacks) const {
   // The cached table is exactly what the registered set computes to.
   Table fresh = compute(fallbacks);
   OP_CHECK(fresh.mask == mask_, where, "stale mask ", mask_.to_string(), ", expected ", fresh.mask.to_string());
-  OP_CHECK(!table_[0].is_valid(), where, "slot Undefined holds a kernel");
+  const int undefined = index_of(DispatchKey::Undefined);
+  OP_CHECK(fresh.sources[undefined] == sources_[undefined] && fresh.kernels[undefined].same_as(table_[undefined]), where,
+           "Undefined holds ", to_string(sources_[undefined]), ", expected ", to_string(fresh.sources[undefined]));
   for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
     const char* key = to_string(key_at(i));
     OP_CHECK(fresh.sources[i] == sources_[i], where, key, " comes from ", to_string(sources_[i]), ", expected ",

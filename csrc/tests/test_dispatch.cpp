@@ -329,3 +329,32 @@ TEST(missing_kernel_error_names_operator_key_and_available_keys) {
   CHECK_THROWS(empty.find_op_or_throw("t::g").typed<TensorBase(const TensorBase&)>().call(cpu_tensor()), "t::g has no kernels registered");
   CHECK_THROWS(empty.find_op_or_throw("t::nope"), "unknown operator t::nope");
 }
+
+int64_t k_sum_implicit(int64_t a, int64_t b) { return a + b; }
+int64_t k_sum_explicit(int64_t a, int64_t b) { return 1000 + a + b; }
+
+TEST(a_call_without_a_dispatch_key_runs_the_composite_kernel) {
+  // No tensor and no options: the call's key set is empty, its key Undefined (promote_types, can_cast).
+  Dispatcher d;
+  auto def = d.def("t::sum2(int a, int b) -> int");
+  auto op = d.find_op_or_throw("t::sum2").typed<int64_t(int64_t, int64_t)>();
+  CHECK_THROWS(op.call(2, 3), "no dispatch key selects a kernel");
+  {
+    auto implicit = d.impl("t::sum2", DispatchKey::CompositeImplicitAutograd, KernelFunction::make<&k_sum_implicit>(), "implicit");
+    CHECK_EQ(op.call(2, 3), 5);
+    Stack stack{int64_t{2}, int64_t{3}};
+    d.find_op_or_throw("t::sum2").call_boxed(stack);
+    CHECK_EQ(stack.at(0).to_int(), 5);
+    bool listed = false;
+    for (const auto& [key, label] : d.dump_table("t::sum2"))
+      if (key == "Undefined") listed = label == "implicit";
+    CHECK(listed);
+    // An explicit composite is preferred, as at the backend keys.
+    auto explicit_ = d.impl("t::sum2", DispatchKey::CompositeExplicitAutograd, KernelFunction::make<&k_sum_explicit>(), "explicit");
+    CHECK_EQ(op.call(2, 3), 1005);
+    d.check_invariants("t::sum2");
+  }
+  // Both released: nothing runs again.
+  CHECK_THROWS(op.call(2, 3), "no dispatch key selects a kernel");
+  d.check_invariants("t::sum2");
+}

@@ -127,6 +127,22 @@ def test_boxed_fallback_runs_for_any_operator(opdispatch, make_lib, ns):
     assert len(seen) == 2 and opdispatch.dispatcher.dump_table(f"{ns}::f")["Lazy"] == "lazy"
 
 
+def test_a_call_without_a_dispatch_key_runs_the_composite_kernel(opdispatch, make_lib, ns):
+    """No tensor and no options (promote_types, can_cast): the call's key is Undefined, which holds
+    CompositeExplicitAutograd, else CompositeImplicitAutograd, as in PyTorch."""
+    lib = make_lib(ns, "DEF")
+    lib.define("sum2(int a, int b) -> int")
+    ops = getattr(opdispatch.ops, ns)
+    with pytest.raises(RuntimeError, match="no dispatch key selects a kernel"):
+        ops.sum2(2, 3)
+    lib.impl("sum2", "CompositeImplicitAutograd", lambda a, b: a + b, debug="implicit")
+    assert ops.sum2(2, 3) == 5
+    assert opdispatch.dispatcher.dump_table(f"{ns}::sum2")["Undefined"] == "implicit"
+    lib.impl("sum2", "CompositeExplicitAutograd", lambda a, b: 1000 + a + b, debug="explicit")
+    assert ops.sum2(2, 3) == 1005
+    assert opdispatch.dispatcher.dump_table(f"{ns}::sum2")["Undefined"] == "explicit"
+
+
 def test_backend_select_picks_the_backend_of_a_factory(opdispatch, make_lib, ns, backend_fallbacks):
     lib = make_lib(ns, "DEF")
     lib.define("empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
