@@ -291,7 +291,7 @@ std::string OperatorEntry::dump(const Fallbacks& fallbacks) const {
   out += lines.empty() ? "fallbacks: (none)\n" : "fallbacks:\n";
   for (const auto& [key, line] : lines) out += str("  ", key, ": ", line, "\n");
   lines.clear();
-  for (int i = index_of(DispatchKey::Undefined); i <= kLastRuntimeKey; ++i) {
+  for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
     TableSource s = sources_[i];
     if (s == TableSource::Missing || s == TableSource::DefaultFallthrough) continue;
     lines[to_string(key_at(i))] = str(labels_[i], " [", to_string(s), table_[i].is_fallthrough() ? ", fallthrough" : "", "]");
@@ -303,7 +303,7 @@ std::string OperatorEntry::dump(const Fallbacks& fallbacks) const {
 
 std::vector<std::pair<std::string, std::string>> OperatorEntry::dump_table() const {
   std::vector<std::pair<std::string, std::string>> rows;
-  for (int i = index_of(DispatchKey::Undefined); i <= kLastRuntimeKey; ++i) {
+  for (int i = kFirstRuntimeKey; i <= kLastRuntimeKey; ++i) {
     TableSource s = sources_[i];
     if (s != TableSource::Missing && s != TableSource::DefaultFallthrough) rows.emplace_back(to_string(key_at(i)), labels_[i]);
   }

@@ -137,10 +137,8 @@ def test_a_call_without_a_dispatch_key_runs_the_composite_kernel(opdispatch, mak
         ops.sum2(2, 3)
     lib.impl("sum2", "CompositeImplicitAutograd", lambda a, b: a + b, debug="implicit")
     assert ops.sum2(2, 3) == 5
-    assert opdispatch.dispatcher.dump_table(f"{ns}::sum2")["Undefined"] == "implicit"
     lib.impl("sum2", "CompositeExplicitAutograd", lambda a, b: 1000 + a + b, debug="explicit")
     assert ops.sum2(2, 3) == 1005
-    assert opdispatch.dispatcher.dump_table(f"{ns}::sum2")["Undefined"] == "explicit"
 
 
 def test_backend_select_picks_the_backend_of_a_factory(opdispatch, make_lib, ns, backend_fallbacks):

@@ -1,6 +1,6 @@
-"""The runtime built from another project's operator yaml: PyTorch 2.13's own entries for 45 of
-its operator groups (the ones the runtime's hand-written sources call, plus matmul/mm/view/t/view_as_real
-and what their generated code calls), with `--missing-kernels=stub`. csrc/native implements
+"""The runtime built from another project's operator yaml: PyTorch 2.13's own entries for 46 of
+its operator groups (the ones the runtime's hand-written sources call, plus matmul/mm/view/t/view_as_real,
+promote_types (no tensor argument) and what their generated code calls), with `--missing-kernels=stub`. csrc/native implements
 yaml/native_functions.yaml, whose kernel names differ (PyTorch's mm.out kernel is mm_out_cpu,
 ours mm_out), so `--kernels=auto` compiles none of it: every kernel PyTorch's entries name is
 stubbed, the library links and loads, every schema registers with torchgen's keys, and calls
@@ -22,7 +22,7 @@ from opgen.model.loader import load_model
 GROUPS = (
     "_to_copy", "add", "as_strided", "as_strided_copy", "as_strided_scatter", "clamp", "clone", "copy", "div", "empty",
     "empty_strided", "eq", "expand", "expand_copy", "ge", "le", "lift", "log", "matmul", "mm", "mul", "ones", "ones_like",
-    "permute", "permute_copy", "pow", "reshape", "select", "select_copy", "select_scatter", "slice_scatter", "sub", "sum",
+    "permute", "permute_copy", "pow", "promote_types", "reshape", "select", "select_copy", "select_scatter", "slice_scatter", "sub", "sum",
     "t", "t_copy", "transpose", "transpose_copy", "view", "view_as_real", "view_as_real_copy", "view_copy", "where", "zero",
     "zeros", "zeros_like",
 )
@@ -104,7 +104,8 @@ def test_calls_raise_naming_the_stub(foreign_build):
         for name, call in [("mm", lambda: od.ops.aten.mm(x, x)),
                            ("matmul", lambda: od.ops.aten.matmul(x, x)),
                            ("add", lambda: od.ops.aten.add(x, x)),
-                           ("view_copy", lambda: od.ops.aten.view_copy(x, [4]))]:
+                           ("view_copy", lambda: od.ops.aten.view_copy(x, [4])),
+                           ("promote_types", lambda: od.ops.aten.promote_types(od.float32, od.float64))]:
             try:
                 call()
                 errors[name] = None
@@ -119,6 +120,8 @@ def test_calls_raise_naming_the_stub(foreign_build):
     assert "CompositeImplicitAutograd kernel matmul of aten::matmul is not implemented" in got["matmul"]
     # view_copy's kernel is generated (CompositeExplicitAutogradNonFunctional): it calls view, a stub.
     assert re.search(r"kernel view of aten::view is not implemented", got["view_copy"]), got["view_copy"]
+    # No tensor argument: the call's key is Undefined, which runs the composite kernel, a stub here.
+    assert "CompositeImplicitAutograd kernel promote_types of aten::promote_types is not implemented" in got["promote_types"]
 
 
 def test_a_views_functional_inverse_nothing_defines_is_a_stub(foreign_build):
