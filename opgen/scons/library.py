@@ -112,8 +112,9 @@ def _group_objects(env, codegen, obj_dir, closures):
                for group, sources in sorted(codegen.sources_by_group.items())}
     for group, nodes in objects.items():
         fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
-    fold_header_closures([node for nodes in objects.values() for result in nodes for node in result], closures)
-    same_command([node for nodes in objects.values() for result in nodes for node in result], f"group units in {obj_dir}")
+    every_object = [node for nodes in objects.values() for result in nodes for node in result]
+    fold_header_closures(every_object, closures)
+    same_command(every_object, f"group units in {obj_dir}")
     return objects
 
 
