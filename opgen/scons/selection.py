@@ -24,7 +24,7 @@ from opgen.gen.config import CodegenConfig
 from opgen.gen.python_table import LeftOut
 from opgen.scons.model import display_path
 from opgen.scons.stop import stop
-from opgen.scons.toolset.messages import report
+from opgen.scons.toolset.messages import report, shown
 from opgen.selection import Closure, GeneratedCallees, Selection, close_selection, index_sources, load_selection
 
 
@@ -92,5 +92,23 @@ def source_path(env, node) -> str:
     return os.path.relpath(node.srcnode().abspath, env.Dir("#").abspath).replace(os.sep, "/")
 
 
+def _selected_yaml(env, target, yaml, model, selected: OperatorSelection):
+    """``target``: the operator yaml ``yaml`` (``model``'s) with only the entries of the groups
+    ``selected`` holds (opgen.selection.subset), e.g. for what a selective runtime installs."""
+    from opgen.selection.subset import subset_yaml
+    from opgen.writer import write_if_changed
+
+    def write(target, source, env):
+        with open(source[0].abspath, encoding="utf-8") as handle:
+            write_if_changed(target[0].abspath, subset_yaml(handle.read(), model, selected.groups))
+        return 0
+
+    def describe(target, source, env):
+        return shown(env, f"YAML {target[0]}", f"[opgen] the yaml of the operator selection {selected.name}: {target[0]}")
+
+    return env.Command(target, [yaml, env.Value(",".join(selected.groups))], env.Action(write, strfunction=describe))
+
+
 def register(env):
     env.AddMethod(_selection, "OpgenSelection")
+    env.AddMethod(_selected_yaml, "OpgenSelectedYaml")

@@ -270,3 +270,21 @@ def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits(built_proje
     assert (again["loss"], again["grads"]) == (full["loss"], full["grads"])  # floats, to the bit
     assert again["error"] == ("aten::matmul is not in this build: "
                               "the operator selection ops.yaml (scons --ops) does not include it")
+
+
+def test_installing_a_selective_build_ships_the_yaml_of_what_it_holds(selective, closer, tmp_path):
+    """`scons --ops=FILE install`: the runtime's yaml in share/opdispatch has the full yaml's
+    entries of the closure's groups only, verbatim and in order, so a downstream build against
+    it knows no operator the library leaves out."""
+    root = copy_built(selective[0], tmp_path / "project")
+    prefix = tmp_path / "sdk"
+    ok(scons(root, f"--ops={SELECTION}", "install", f"PREFIX={prefix}", target=None))
+    installed = prefix / "share" / "opdispatch" / "native_functions.yaml"
+    full = (root / "yaml" / "native_functions.yaml").read_text()
+    text = installed.read_text()
+    model = load_model(str(installed), str(prefix / "share" / "opdispatch" / "tags.yaml"))
+    assert sorted(g.name for g in model.operator_groups) == sorted(closer(MLP).groups)
+    entries = re.split(r"(?m)^(?=- func:)", text)[1:]
+    assert entries and all(entry in full for entry in entries)
+    positions = [full.index(entry) for entry in entries]
+    assert positions == sorted(positions)
