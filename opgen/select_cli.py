@@ -31,6 +31,9 @@ def add_parser(commands) -> None:
     select.add_argument("--kernels", choices=("auto", "builtin", "none"), default="auto",
                         help="whether csrc/native's kernels are built (as scons --kernels): auto: when the yaml is "
                              "the checkout's own yaml/native_functions.yaml")
+    select.add_argument("--backend", metavar="NAME[,NAME]", default="",
+                        help="external backends built with it (as scons --backend): their kernels in "
+                             "csrc/backends/NAME are compiled whole, so what they call is in the closure")
     select.add_argument("--explain", metavar="OP", action="append", default=[],
                         help="why an operator, group or hand-written source is in the build (repeatable)")
     select.add_argument("--report", action="store_true",
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     for warning in selection.warnings:
         print(warning, file=sys.stderr)
     csrc = _csrc_dir(args)
-    sources, runtime = read_csrc(csrc, kernels=_builtin_kernels(args, csrc)) if csrc else ({}, frozenset())
+    sources, runtime = (read_csrc(csrc, kernels=_builtin_kernels(args, csrc), backends=_backends(args, csrc))
+                        if csrc else ({}, frozenset()))
     hand = index_sources(sources, {g.name for g in model.operator_groups}, runtime)
     closure = close_selection(selection, model, generated_callees(model, _config(args, model)), hand)
     totals = (len(model.operator_groups), len(hand.sources))
@@ -118,6 +122,19 @@ def _csrc_dir(args: argparse.Namespace):
         if os.path.isdir(candidate):
             return candidate
     return None
+
+
+def _backends(args: argparse.Namespace, csrc: str) -> list[str]:
+    """--backend's names, each a directory of csrc/backends."""
+    names = sorted(set(filter(None, args.backend.split(","))))
+    root = os.path.join(csrc, "backends")
+    available = sorted(d for d in os.listdir(root) if d != "support" and os.path.isdir(os.path.join(root, d))) \
+        if os.path.isdir(root) else []
+    for name in names:
+        if name not in available:
+            raise OpgenError(f"--backend={name}: no such backend in {os.path.join(csrc, 'backends')}; available: "
+                             f"{', '.join(available) or 'none'}")
+    return names
 
 
 def _builtin_kernels(args: argparse.Namespace, csrc: str) -> bool:

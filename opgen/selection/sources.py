@@ -122,12 +122,15 @@ class _Resolver:
         return min(candidates, key=lambda c: (-len(os.path.commonprefix([c, from_path])), c))
 
 
-def read_csrc(csrc_dir: str, kernels: bool = True) -> tuple[dict[str, str], frozenset[str]]:
+def read_csrc(csrc_dir: str, kernels: bool = True, backends: Collection[str] = ()) -> tuple[dict[str, str], frozenset[str]]:
     """(sources, runtime) of a checkout's csrc/ as the library compiles it: the runtime's sources
-    (RUNTIME_DIRS), the kernels' (KERNEL_DIRS) when ``kernels``, and every header under it to
-    follow includes through. Paths are ``<csrc's name>/<relative path>`` (csrc/native/mm.cpp)."""
+    (RUNTIME_DIRS), the kernels' (KERNEL_DIRS) when ``kernels``, those of the external
+    ``backends`` built with it (backends/<name> and its python/: always compiled, as the runtime's
+    are), and every header under it to follow includes through. Paths are ``<csrc's
+    name>/<relative path>`` (csrc/native/mm.cpp)."""
     root = os.path.basename(os.path.normpath(csrc_dir))
-    compiled_dirs = RUNTIME_DIRS + (KERNEL_DIRS if kernels else ())
+    backend_dirs = tuple(d for name in sorted(backends) for d in (f"backends/{name}", f"backends/{name}/python"))
+    compiled_dirs = RUNTIME_DIRS + backend_dirs + (KERNEL_DIRS if kernels else ())
     sources: dict[str, str] = {}
     runtime = set()
     for directory, dirnames, filenames in os.walk(csrc_dir):
@@ -140,7 +143,7 @@ def read_csrc(csrc_dir: str, kernels: bool = True) -> tuple[dict[str, str], froz
             path = f"{root}/{name}" if relative_dir == "." else f"{root}/{relative_dir}/{name}"
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
                 sources[path] = handle.read()
-            if compiled and relative_dir in RUNTIME_DIRS:
+            if compiled and relative_dir in RUNTIME_DIRS + backend_dirs:
                 runtime.add(path)
     return sources, frozenset(runtime)
 

@@ -41,7 +41,7 @@ class Closer:
     """The closure of a selection (a list, or torchgen's yaml) over our yaml, for the configuration
     the tests build (CPU, autograd; PROJECT_BUILD turns CUDA off), as the build computes it."""
 
-    def __init__(self):
+    def __init__(self, backends=()):
         from opgen.gen.autograd_kernels import AutogradModel
         from opgen.model.derivatives import load_derivatives
 
@@ -50,7 +50,7 @@ class Closer:
         derivatives = load_derivatives(os.path.join(yaml_dir, "derivatives.yaml"), self.model)
         config = CodegenConfig(DEFAULT_KEYS + AUTOGRAD_KEYS, autograd=AutogradModel(self.model, derivatives))
         self.callees = GeneratedCallees(self.model, config)
-        sources, runtime = read_csrc(os.path.join(REPO_ROOT, "csrc"))
+        sources, runtime = read_csrc(os.path.join(REPO_ROOT, "csrc"), backends=backends)
         self.hand = index_sources(sources, {g.name for g in self.model.operator_groups}, runtime)
 
     def __call__(self, text, name=SELECTION):
@@ -288,3 +288,38 @@ def test_installing_a_selective_build_ships_the_yaml_of_what_it_holds(selective,
     assert entries and all(entry in full for entry in entries)
     positions = [full.index(entry) for entry in entries]
     assert positions == sorted(positions)
+
+
+def test_a_selective_build_with_backends_registers_their_kernels_for_the_closure_only(selective, tmp_path):
+    """`scons --ops=FILE --backend=xla,lazy`: the backends' kernels are compiled whole, so what
+    they call joins the closure (the libraries link with --no-undefined); their registrations
+    are generated for the closure's groups only; the MLP's operators run on both devices."""
+    root = copy_built(selective[0], tmp_path / "project")
+    build = ok(scons(root, f"--ops={SELECTION}", "--backend=xla,lazy", target=None))
+    closure = Closer(backends=("xla", "lazy"))(MLP)
+    assert len(closure.groups) >= len(Closer()(MLP).groups)
+    assert f"{len(closure.groups)}/{GROUPS} groups after closure" in build.output
+    for key in ("XLA", "Lazy"):
+        ops = root / GEN / "backends" / key / "ops"
+        registered = {name.split("_" + key)[0] for name in os.listdir(ops) if name.endswith(f"_{key}.cpp")}
+        assert registered and registered <= set(closure.groups), registered - set(closure.groups)
+    results = run_python(root, """
+import opdispatch.lazy as lazy
+import opdispatch.xla as xla
+out = {}
+for device in ("xla", "lazy"):
+    x = od.ones([2, 2], device=device)
+    y = od.addmm(x, x, x).relu()
+    if device == "lazy":
+        lazy.mark_step()
+    out[device] = y.to("cpu").tolist()
+try:
+    od.log_softmax(od.ones([2, 2], device="xla"), 1)
+except od.Error as error:
+    out["left_out"] = str(error).splitlines()[0]
+print(json.dumps(out))
+""")
+    assert results["xla"] == results["lazy"] == [[3.0, 3.0], [3.0, 3.0]]
+    assert "log_softmax" not in closure.groups
+    assert results["left_out"].startswith("aten::log_softmax"), results
+    assert f"the operator selection {SELECTION} (scons --ops) does not include it" in results["left_out"]

@@ -106,3 +106,24 @@ def test_missing_files_exit_2(capsys, tmp_path):
     assert status == 2 and err == f"{tmp_path / 'nope.txt'}: error: no such file\n"
     status, _, err = select(capsys, str(tmp_path / "nope.txt"), "--csrc", str(tmp_path / "nothing"))
     assert status == 2
+
+
+def test_backends_kernels_are_compiled_whole_so_what_they_call_is_in(capsys, mlp, tmp_path):
+    from opgen.selection import read_csrc
+
+    csrc = os.path.join(REPO_ROOT, "csrc")
+    _, runtime = read_csrc(csrc)
+    _, with_backends = read_csrc(csrc, backends=["xla", "lazy"])
+    backend_sources = with_backends - runtime
+    assert "csrc/backends/xla/compute_kernels.cpp" in backend_sources
+    assert "csrc/backends/lazy/kernels.cpp" in backend_sources
+    assert all(p.startswith(("csrc/backends/xla/", "csrc/backends/lazy/")) for p in backend_sources)
+    status, without, _ = select(capsys, mlp)
+    assert status == 0
+    status, out, err = select(capsys, mlp, "--backend", "xla,lazy")
+    assert status == 0 and err == ""
+    groups = lambda text: int(text.splitlines()[1].split(" of ")[0].split()[-1])  # "closure: N of 90 operator groups"
+    assert groups(out) >= groups(without)
+    status, _, err = select(capsys, mlp, "--backend", "tpu")
+    assert status == 2 and err.startswith("error: --backend=tpu: no such backend in ")
+    assert err.endswith("backends; available: lazy, xla\n")
