@@ -36,6 +36,7 @@ import SCons.Node
 import SCons.Tool
 
 from opgen.scons.toolset.messages import shown
+from opgen.writer import write_if_changed
 
 _UNSCANNED = "opgen_unscanned"
 _FOLDED = "opgen_folded_sources"  # an object's attribute: the absolute paths its scan leaves out
@@ -108,8 +109,7 @@ def _write_closure(target, source, env):
     the root was found in, so the bytes are the same in every checkout and install."""
     base = getattr(target[0].attributes, _CLOSURE_BASE)
     lines = sorted(f"{os.path.relpath(child.get_abspath(), base)} {child.get_csig()}\n" for child in target[0].children())
-    with open(target[0].get_abspath(), "w", encoding="utf-8") as handle:
-        handle.write("".join(lines))
+    write_if_changed(target[0].get_abspath(), "".join(lines))
     return 0
 
 
