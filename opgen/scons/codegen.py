@@ -101,11 +101,16 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     undeclared = []  # files of the groups that have no node in this build
     for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
+        folded = folded_sources(files)
         if cleaning:
             declared = files
         elif node_per_file:
-            declared = _without_folded(plan.out_dir, files)
-            undeclared.extend(path for path in files if path not in declared)
+            # The sources a unit folds in (scan_rules.py) have nodes only when missing, so that
+            # SCons regenerates them; one edited by hand is not noticed until its group is
+            # generated again (generated files are not to be edited).
+            present = {path for path in folded if os.path.exists(os.path.join(plan.out_dir, path))}
+            declared = [path for path in files if path not in present]
+            undeclared.extend(present)
         else:
             declared = _first_and_missing(plan.out_dir, files)
         nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
@@ -117,7 +122,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
         result.steps.append(nodes[0])
         if every_file:
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
-            result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded_sources(files)]
+            result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]
             result.codegen_of[job.codegen.name] = job.codegen
     # The umbrellas depend on which files each group has, and on what else the section says they
     # render (a backend's non-native IR nodes).
@@ -150,15 +155,6 @@ def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
     and per Value (PyTorch's no-op walked 2,700 of them). A declared job keeps its Value, so
     --debug=explain still names the group whose key changed."""
     return [job for job in section.jobs if every_job or not plan.is_current(job, section)]
-
-
-def _without_folded(out_dir: str, files: list[str]) -> list[str]:
-    """The targets of a group whose objects are built: its files but the sources its unit folds
-    in (scan_rules.py), which are declared only when missing so that SCons regenerates them. A
-    folded source edited by hand is not noticed until its group is generated again: generated
-    files are not to be edited."""
-    folded = set(folded_sources(files))
-    return [path for path in files if path not in folded or not os.path.exists(os.path.join(out_dir, path))]
 
 
 def _forget_stored(out, paths: list[str]) -> None:
