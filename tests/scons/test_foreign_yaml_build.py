@@ -18,6 +18,7 @@ import pytest
 
 from helpers import copy_project, run_scons_loud
 from opgen.model.loader import load_model
+from opgen.selection.subset import subset_yaml
 
 GROUPS = (
     "_to_copy", "add", "as_strided", "as_strided_copy", "as_strided_scatter", "clamp", "clone", "copy", "div", "empty",
@@ -30,13 +31,11 @@ SUBSET = "pt-subset"
 
 
 def _subset_yaml(real_data_dir: str) -> str:
-    """PyTorch's entries of GROUPS, verbatim and in PyTorch's order."""
+    """PyTorch's entries of GROUPS, verbatim and in PyTorch's order (what a selective install ships)."""
     path = os.path.join(real_data_dir, "native_functions.yaml")
     model = load_model(path, os.path.join(real_data_dir, "tags.yaml"))
-    group_of = {str(f.func.name): f.root_name for f in model.functions}
     with open(path, encoding="utf-8") as handle:
-        entries = re.split(r"(?m)^(?=- func:)", handle.read())[1:]
-    return "".join(e for e in entries if group_of[re.match(r"- func: ([\w.]+)\(", e).group(1)] in GROUPS)
+        return subset_yaml(handle.read(), model, GROUPS)
 
 
 @pytest.fixture(scope="module")
