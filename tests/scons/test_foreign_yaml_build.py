@@ -132,3 +132,35 @@ def test_a_views_functional_inverse_nothing_defines_is_a_stub(foreign_build):
         stubs = handle.read()
     assert "Functionalize inverse view_as_real of aten::view_as_real is not implemented" in stubs
     assert "Functionalize inverse transpose_int" not in stubs  # defined by csrc/functionalization
+
+
+def test_a_method_operators_default_edit_recompiles_its_unit_and_its_includers_only(foreign_build, tmp_path):
+    """On PyTorch's own entries: sub.Tensor (a method too) gets a new default alpha. The group
+    regenerates alone, and the generated units that recompile are sub's and those whose sources
+    include sub's API or method header, nothing else."""
+    import time
+
+    from helpers import copy_built
+    from scons_helpers import STEP_COMPILE, rewrite_in_a_later_second
+
+    root = copy_built(foreign_build[0], tmp_path / "project")
+    yaml = root / SUBSET / "native_functions.yaml"
+    schema = "- func: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+    text = yaml.read_text()
+    assert text.count(schema) == 1
+    rewrite_in_a_later_second(yaml, text.replace(schema, schema.replace("alpha=1", f"alpha={time.time_ns() % 10**9 + 2}")))
+    build = run_scons_loud(root, "-j2", "--cuda=off", f"--yaml={SUBSET}/native_functions.yaml", "--missing-kernels=stub")
+    output = build.stdout + build.stderr
+    assert build.returncode == 0, output[-4000:]
+    assert "[opgen] regenerated 1/" in output and "groups: sub" in output
+    ops = root / "build" / "gen" / "ops"
+    includers = set()
+    for name in os.listdir(ops):
+        if name.endswith("_unit.cpp"):
+            sources = re.findall(r'^#include "(ops/\w+\.cpp)"', (ops / name).read_text(), re.M)
+            texts = [(root / "build" / "gen" / source).read_text() for source in sources]
+            if any('#include "ops/sub.h"' in t or '#include "ops/sub_methods.h"' in t for t in texts):
+                includers.add(name[:-len("_unit.cpp")])
+    units = {m.group(1) for m in map(re.compile(r"build/obj/gen/ops/(\w+)_unit\.os$").match, STEP_COMPILE.findall(build.stdout)) if m}
+    assert "sub" in units
+    assert units == {"sub"} | includers
