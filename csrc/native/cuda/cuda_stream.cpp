@@ -1,0 +1,59 @@
+#include "native/cuda/cuda_stream.h"
+
+#include <cuda_runtime_api.h>
+
+#include "native/cuda/cuda_check.h"
+#include "native/cuda/cuda_context.h"
+
+namespace op::cuda {
+
+namespace {
+
+// Per thread, as in torch: a stream set in one thread does not redirect another's work.
+thread_local StreamHandle current = nullptr;
+
+cudaStream_t as_cuda(StreamHandle stream) { return static_cast<cudaStream_t>(stream); }
+
+}  // namespace
+
+StreamHandle current_stream() { return current; }
+
+StreamHandle set_current_stream(StreamHandle stream) {
+  const StreamHandle previous = current;
+  current = stream;
+  return previous;
+}
+
+StreamHandle create_stream() {
+  require_device();
+  cudaStream_t stream = nullptr;
+  OP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return stream;
+}
+
+void destroy_stream(StreamHandle stream) {
+  if (stream != nullptr) cudaStreamDestroy(as_cuda(stream));  // queued work still completes
+}
+
+void synchronize_stream(StreamHandle stream) {
+  require_device();
+  OP_CUDA_CHECK(cudaStreamSynchronize(as_cuda(stream)));
+}
+
+bool stream_query(StreamHandle stream) {
+  require_device();
+  const cudaError_t status = cudaStreamQuery(as_cuda(stream));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  OP_CUDA_CHECK(status);
+  return true;
+}
+
+void synchronize_device() {
+  require_device();
+  OP_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+}  // namespace op::cuda
