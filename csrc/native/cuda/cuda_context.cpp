@@ -42,4 +42,17 @@ void require_device() {
   OP_CHECK(is_available(), "CUDA: no CUDA device is available (", unavailable_reason(), ")");
 }
 
+int multiprocessor_count() {
+  static const int count = [] {
+    require_device();
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      return 80;  // a reasonable grid for any recent GPU; the answer only tunes speed
+    }
+    return sms;
+  }();
+  return count;
+}
+
 }  // namespace op::cuda

@@ -14,5 +14,8 @@ bool is_available();  // device_count() > 0
 std::string unavailable_reason();
 // Throws op::Error "CUDA: no CUDA device is available (cudaGetDeviceCount: ...)" without one.
 void require_device();
+// Streaming multiprocessors of the current device (asked once): the CUDA loops size their grids
+// from it. Requires a device.
+int multiprocessor_count();
 
 }  // namespace op::cuda

@@ -33,7 +33,7 @@ void write_each(const TensorBase& self, const char* what, ValueOf value_of) {
   const int64_t n = self.numel();
   if (n == 0) return;
   const std::array<std::vector<int64_t>, 1> strides = {self.strides().vec()};
-  write_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(self.data_ptr()),
+  write_kernel<T><<<blocks_for(n), kThreads, 0, cuda::stream()>>>(static_cast<T*>(self.data_ptr()),
                                                cuda::make_offset_calculator<1>(self.sizes(), strides), n, value_of);
   OP_CUDA_CHECK_LAUNCH();
 }

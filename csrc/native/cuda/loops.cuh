@@ -1,15 +1,18 @@
 // CUDA loops over strided tensors. gpu_kernel(iter, f) is the CUDA twin of
-// TensorIteratorBase::for_each_element: one thread per element of iter.shape(), each input
-// read with its own dtype and converted to the compute type T, broadcast through stride 0,
-// f's result converted to the output's dtype. An op is then a functor and one call:
+// TensorIteratorBase::for_each_element: each input read with its own dtype and converted to the
+// compute type T, broadcast through stride 0, f's result converted to the output's dtype. An op
+// is then a functor and one call:
 //
 //   struct Mul { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };
 //   OP_DISPATCH_ALL_TYPES(iter.common_dtype(), "mul", { gpu_kernel<scalar_t>(iter, Mul{}); });
 //
 // gpu_kernel_as<bool, T, T>(iter, f) reads each input as its own type (where's condition).
-// Sizes and strides travel to the kernel by value in an OffsetCalculator (no device
-// allocation per launch); adjacent dimensions that are contiguous for every operand are merged
-// first, so most launches divide by one or two sizes per element.
+// Two kernels serve every call. When every operand is contiguous and already holds f's types
+// (the common case: a + b on two float tensors), each thread moves kVec elements with vector
+// loads and 32-bit indices. Otherwise sizes and strides travel to the kernel by value in an
+// OffsetCalculator (no device allocation per launch): adjacent dimensions that are contiguous
+// for every operand are merged first, and below 2^31 elements the index math is 32-bit
+// division by multiplication (IntDivider). Launches go on the current stream (cuda_stream.h).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,6 +30,9 @@
 #include "core/tensor.h"
 #include "core/tensor_iterator.h"
 #include "native/cuda/cuda_check.h"
+#include "native/cuda/cuda_context.h"
+#include "native/cuda/cuda_stream.h"
+#include "native/int_divider.h"
 #include "native/stubs.h"
 
 // Like OP_DISPATCH_ALL_TYPES, for ops defined on float32 and float64 only.
@@ -43,11 +49,19 @@ namespace op::native::cuda {
 
 constexpr int kMaxDims = 16;  // after merging; more is an op::Error
 constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;  // grid-stride loops cover the rest
+constexpr int kVec = 4;  // elements per thread in the contiguous kernel: one 16-byte load of float
 
-inline unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
+// The calling thread's current stream, as the runtime API spells it.
+inline cudaStream_t stream() { return static_cast<cudaStream_t>(op::cuda::current_stream()); }
+
+// One thread per element, in blocks of kThreads; the x dimension of a grid holds 2^31 - 1 blocks,
+// and the kernels' grid-stride loops cover anything beyond.
+inline unsigned blocks_for(int64_t n, int64_t per_thread = 1) {
+  const int64_t per_block = kThreads * per_thread;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + per_block - 1) / per_block, 0x7fffffff)));
 }
+
+using native::IntDivider;
 
 // Element offsets of N operands for a row-major linear index.
 template <int N>
@@ -62,6 +76,25 @@ struct OffsetCalculator {
       const int64_t i = linear % sizes[d];
       linear /= sizes[d];
       for (int k = 0; k < N; ++k) offsets[k] += i * strides[d][k];
+    }
+  }
+};
+
+// The same walk in 32-bit arithmetic, for tensors whose linear indices and offsets fit in 31 bits.
+template <int N>
+struct OffsetCalculator32 {
+  int ndim;
+  IntDivider sizes[kMaxDims];
+  int32_t strides[kMaxDims][N];
+
+  __device__ void get(uint32_t linear, uint32_t (&offsets)[N]) const {
+    for (int k = 0; k < N; ++k) offsets[k] = 0;
+#pragma unroll 4
+    for (int d = ndim - 1; d >= 0; --d) {
+      const uint32_t outer = sizes[d].div(linear);
+      const uint32_t i = linear - outer * sizes[d].divisor;
+      linear = outer;
+      for (int k = 0; k < N; ++k) offsets[k] += i * static_cast<uint32_t>(strides[d][k]);
     }
   }
 };
@@ -92,6 +125,34 @@ OffsetCalculator<N> make_offset_calculator(IntArrayRef shape, const std::array<s
     ++calc.ndim;
   }
   return calc;
+}
+
+// Whether every linear index below `numel` and every offset it reaches fit in 31 bits (strides
+// are non-negative in this runtime's tensors; a negative one keeps the 64-bit walk).
+template <int N>
+bool fits_32_bits(const OffsetCalculator<N>& calc, int64_t numel) {
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  if (numel >= kLimit) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t reach = 0;
+    for (int d = 0; d < calc.ndim; ++d) {
+      if (calc.strides[d][k] < 0) return false;
+      reach += (calc.sizes[d] - 1) * calc.strides[d][k];
+    }
+    if (reach >= kLimit) return false;
+  }
+  return true;
+}
+
+template <int N>
+OffsetCalculator32<N> narrow_to_32_bits(const OffsetCalculator<N>& calc) {
+  OffsetCalculator32<N> narrow{};
+  narrow.ndim = calc.ndim;
+  for (int d = 0; d < calc.ndim; ++d) {
+    narrow.sizes[d] = IntDivider(static_cast<uint32_t>(calc.sizes[d]));
+    for (int k = 0; k < N; ++k) narrow.strides[d][k] = static_cast<int32_t>(calc.strides[d][k]);
+  }
+  return narrow;
 }
 
 // t's strides seen from `shape` (t broadcasts to it): leading and size-1 dimensions step by 0.
@@ -142,7 +203,6 @@ struct ElementwiseArgs {
   // bytes, read like a one-element array of its dtype.
   int64_t constant[NIN];
   bool is_constant[NIN];
-  OffsetCalculator<NIN + 1> offsets;  // operand 0 is the output
   int64_t numel;
 };
 
@@ -152,20 +212,93 @@ __device__ inline In load_input(const ElementwiseArgs<NIN>& args, int k, int64_t
                              : load_as<In>(args.in[k].data, args.in[k].dtype, offset);
 }
 
-template <class... Ins, class F, size_t... I>
-__device__ inline auto apply(const F& f, const ElementwiseArgs<sizeof...(Ins)>& args, const int64_t* offsets,
+template <class... Ins, class F, class Offset, size_t... I>
+__device__ inline auto apply(const F& f, const ElementwiseArgs<sizeof...(Ins)>& args, const Offset* offsets,
                              std::index_sequence<I...>) {
   return f(load_input<Ins>(args, static_cast<int>(I), offsets[I + 1])...);
 }
 
-template <class F, class... Ins>
-__global__ void elementwise_kernel(ElementwiseArgs<sizeof...(Ins)> args, F f) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < args.numel; i += step) {
-    int64_t o[sizeof...(Ins) + 1];
-    args.offsets.get(i, o);
+// The strided kernel: Calc is OffsetCalculator32 (Index uint32_t) or OffsetCalculator (int64_t).
+template <class Index, class Calc, class F, class... Ins>
+__global__ void elementwise_kernel(ElementwiseArgs<sizeof...(Ins)> args, Calc offsets, F f) {
+  const Index numel = static_cast<Index>(args.numel);
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += step) {
+    Index o[sizeof...(Ins) + 1];
+    offsets.get(i, o);
     store_as(args.out, args.out_dtype, o[0], apply<Ins...>(f, args, o, std::index_sequence_for<Ins...>{}));
   }
+}
+
+// kVec values of one operand, aligned so that a contiguous run loads and stores in one access.
+template <class T>
+struct alignas(sizeof(T) * kVec) Packet {
+  T v[kVec];
+};
+
+// One input's packet, or its constant repeated.
+template <class In, int NIN>
+__device__ inline Packet<In> load_packet(const ElementwiseArgs<NIN>& args, int k, int64_t first, bool whole) {
+  Packet<In> p{};
+  if (args.is_constant[k]) {
+    const In value = load_as<In>(&args.constant[k], args.in[k].dtype, 0);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) p.v[j] = value;
+  } else if (whole) {
+    p = *reinterpret_cast<const Packet<In>*>(static_cast<const In*>(args.in[k].data) + first);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (first + j < args.numel) p.v[j] = static_cast<const In*>(args.in[k].data)[first + j];
+  }
+  return p;
+}
+
+// A minimal heterogeneous pack for device code: one packet per input type.
+template <size_t I, class T>
+struct Slot {
+  T value;
+};
+template <class Seq, class... Ts>
+struct PackOf;
+template <size_t... I, class... Ts>
+struct PackOf<std::index_sequence<I...>, Ts...> : Slot<I, Ts>... {};
+template <size_t I, class T>
+__device__ inline const T& slot(const Slot<I, T>& s) {
+  return s.value;
+}
+
+template <class... Ins, class F, size_t... I>
+__device__ inline void contiguous_step(const ElementwiseArgs<sizeof...(Ins)>& args, const F& f, int64_t first, bool whole,
+                                       std::index_sequence<I...>) {
+  using Out = decltype(f(Ins{}...));
+  const PackOf<std::index_sequence<I...>, Packet<Ins>...> in{{load_packet<Ins>(args, static_cast<int>(I), first, whole)}...};
+  Packet<Out> out;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) out.v[j] = f(slot<I>(in).v[j]...);
+  Out* target = static_cast<Out*>(args.out) + first;
+  if (whole) {
+    *reinterpret_cast<Packet<Out>*>(target) = out;
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (first + j < args.numel) target[j] = out.v[j];
+  }
+}
+
+// Every operand contiguous in f's own types: thread t handles elements [kVec t, kVec t + kVec).
+// `aligned`: every pointer sits on a packet boundary, so whole packets load in one access.
+template <class Index, class F, class... Ins>
+__global__ void contiguous_kernel(ElementwiseArgs<sizeof...(Ins)> args, F f, bool aligned) {
+  const Index numel = static_cast<Index>(args.numel);
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x * kVec;
+  for (Index first = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; first < numel; first += step)
+    contiguous_step<Ins...>(args, f, first, aligned && first + kVec <= numel, std::index_sequence_for<Ins...>{});
+}
+
+template <class T>
+bool on_packet_boundary(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kVec) == 0;
 }
 
 // out[i] = f(inputs[0][i], ...) over `shape`, input k read as type Ins_k (out has that shape,
@@ -174,6 +307,7 @@ __global__ void elementwise_kernel(ElementwiseArgs<sizeof...(Ins)> args, F f) {
 template <class... Ins, class F>
 void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<TensorBase, sizeof...(Ins)>& inputs, const F& f) {
   constexpr int n = static_cast<int>(sizeof...(Ins));
+  using Out = decltype(std::declval<const F&>()(std::declval<Ins>()...));
   const int64_t numel = numel_of(shape);
   if (numel == 0) return;
   OP_CHECK(out.sizes() == shape, "CUDA loop: the output has shape ", str_list(out.sizes()), ", expected ",
@@ -189,7 +323,11 @@ void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<Tens
   std::array<std::vector<int64_t>, n + 1> strides;
   args.out = target.data_ptr();
   args.out_dtype = target.dtype();
+  args.numel = numel;
   strides[0] = target.strides().vec();
+  bool contiguous = target.is_contiguous() && target.dtype() == scalar_type_of<Out>;
+  bool aligned = on_packet_boundary<Out>(args.out);
+  const ScalarType in_dtypes[] = {scalar_type_of<Ins>...};
   for (int k = 0; k < n; ++k) {
     const TensorBase& in = inputs[k];
     if (in.dim() == 0 && in.device().is_cpu()) {
@@ -202,11 +340,25 @@ void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<Tens
       OP_CHECK(in.device().type() == DeviceType::CUDA, "CUDA loop: input ", k, " is on ", in.device().str());
       args.in[k] = {in.data_ptr(), in.dtype()};
       strides[k + 1] = broadcast_strides(in, shape);
+      // Same element count and contiguous: the input walks in step with the output.
+      contiguous = contiguous && in.numel() == numel && in.is_contiguous() && in.dtype() == in_dtypes[k];
+      aligned = aligned && reinterpret_cast<uintptr_t>(in.data_ptr()) % (in.itemsize() * kVec) == 0;
     }
   }
-  args.offsets = make_offset_calculator<n + 1>(shape, strides);
-  args.numel = numel;
-  elementwise_kernel<F, Ins...><<<blocks_for(numel), kThreads>>>(args, f);
+  const cudaStream_t s = stream();
+  if (contiguous) {
+    if (numel < (int64_t(1) << 31) - kThreads * kVec)
+      contiguous_kernel<uint32_t, F, Ins...><<<blocks_for(numel, kVec), kThreads, 0, s>>>(args, f, aligned);
+    else
+      contiguous_kernel<int64_t, F, Ins...><<<blocks_for(numel, kVec), kThreads, 0, s>>>(args, f, aligned);
+  } else {
+    const OffsetCalculator<n + 1> calc = make_offset_calculator<n + 1>(shape, strides);
+    if (fits_32_bits(calc, numel))
+      elementwise_kernel<uint32_t, OffsetCalculator32<n + 1>, F, Ins...><<<blocks_for(numel), kThreads, 0, s>>>(
+          args, narrow_to_32_bits(calc), f);
+    else
+      elementwise_kernel<int64_t, OffsetCalculator<n + 1>, F, Ins...><<<blocks_for(numel), kThreads, 0, s>>>(args, calc, f);
+  }
   OP_CUDA_CHECK_LAUNCH();
   if (target.unsafe_impl() != out.unsafe_impl()) copy_stub(DeviceType::CUDA, out, target);
 }

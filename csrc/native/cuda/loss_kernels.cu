@@ -117,13 +117,14 @@ __global__ void nll_backward_kernel(T* grad_input, const T* grad_output, const T
 // A zeroed int on the device for the kernels' out-of-bounds flag.
 TensorBase bounds_flag(Device device) {
   TensorBase flag = TensorBase::empty({1}, TensorOptions(ScalarType::Int32).with_device(device));
-  OP_CUDA_CHECK(cudaMemset(flag.data_ptr(), 0, sizeof(int)));
+  OP_CUDA_CHECK(cudaMemsetAsync(flag.data_ptr(), 0, sizeof(int), cuda::stream()));
   return flag;
 }
 
 void check_bounds_flag(const TensorBase& flag, int64_t classes, const char* op_name) {
   int bad = 0;
-  OP_CUDA_CHECK(cudaMemcpy(&bad, flag.data_ptr(), sizeof(int), cudaMemcpyDeviceToHost));
+  OP_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data_ptr(), sizeof(int), cudaMemcpyDeviceToHost, cuda::stream()));
+  OP_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
   OP_CHECK(bad == 0, op_name, ": Target is out of bounds (a target is neither ignore_index nor in [0, ", classes, "))");
 }
 
@@ -140,12 +141,12 @@ void nll_loss_forward_cuda(const TensorBase& output, const TensorBase& total_wei
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "nll_loss_forward", {
     const scalar_t* w = weight.defined() ? weight.data_ptr<scalar_t>() : nullptr;
     if (reduction == kNone) {
-      OP_CUDA_CHECK(cudaMemset(total_weight.data_ptr(), 0, sizeof(scalar_t)));
+      OP_CUDA_CHECK(cudaMemsetAsync(total_weight.data_ptr(), 0, sizeof(scalar_t), cuda::stream()));
       if (a.rows > 0)
-        nll_none_kernel<scalar_t><<<cuda::blocks_for(a.rows), cuda::kThreads>>>(
+        nll_none_kernel<scalar_t><<<cuda::blocks_for(a.rows), cuda::kThreads, 0, cuda::stream()>>>(
             output.data_ptr<scalar_t>(), self.data_ptr<scalar_t>(), w, a);
     } else {
-      nll_reduce_kernel<scalar_t><<<1, cuda::kThreads>>>(output.data_ptr<scalar_t>(), total_weight.data_ptr<scalar_t>(),
+      nll_reduce_kernel<scalar_t><<<1, cuda::kThreads, 0, cuda::stream()>>>(output.data_ptr<scalar_t>(), total_weight.data_ptr<scalar_t>(),
                                                          self.data_ptr<scalar_t>(), w, a, reduction == kMean);
     }
   });
@@ -159,11 +160,11 @@ void nll_loss_backward_cuda(const TensorBase& grad_input, const TensorBase& grad
   const int64_t classes = grad_input.size(1);
   const TensorBase flag = bounds_flag(grad_input.device());
   const NllArgs a = nll_args(target, classes, ignore_index, flag);
-  OP_CUDA_CHECK(cudaMemset(grad_input.data_ptr(), 0, static_cast<size_t>(grad_input.numel()) * grad_input.itemsize()));
+  OP_CUDA_CHECK(cudaMemsetAsync(grad_input.data_ptr(), 0, static_cast<size_t>(grad_input.numel()) * grad_input.itemsize(), cuda::stream()));
   if (a.rows == 0) return;
   OP_CUDA_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "nll_loss_backward", {
     const scalar_t* w = weight.defined() ? weight.data_ptr<scalar_t>() : nullptr;
-    nll_backward_kernel<scalar_t><<<cuda::blocks_for(a.rows), cuda::kThreads>>>(
+    nll_backward_kernel<scalar_t><<<cuda::blocks_for(a.rows), cuda::kThreads, 0, cuda::stream()>>>(
         grad_input.data_ptr<scalar_t>(), grad_output.data_ptr<scalar_t>(), total_weight.data_ptr<scalar_t>(), w, a,
         reduction);
   });

@@ -1,11 +1,19 @@
 // CUDA loops of the reduction stubs (sum, mean, amax, amin, argmax). `result` has self's rank
-// with size 1 where self is reduced. One block per output element: its threads stride over
-// the reduced elements, then fold their partial results in shared memory.
+// with size 1 where self is reduced. Two shapes of work, chosen by where self's unit-stride
+// dimension lies:
+//   along rows   (the reduced elements are adjacent, or every element is reduced): a block per
+//                output, its threads striding through the reduced elements together;
+//   along columns (the kept elements are adjacent): a thread per output in a warp-wide row of
+//                outputs, kRowsPerBlock threads per output splitting the reduced elements.
+// Either way, when there are too few outputs to fill the GPU the reduced elements are split
+// among several blocks (grid.y) that write partial results to a workspace, and a second launch
+// folds each output's partials.
 #include <math.h>
 
 #include <type_traits>
 
 #include "native/cuda/loops.cuh"
+#include "native/reduce_plan.h"
 #include "native/stubs.h"
 
 namespace op::native {
@@ -135,43 +143,156 @@ struct Argmax {
   __device__ Out project(Acc a, int64_t) const { return a.index; }
 };
 
+// Element r of the reduced range: one multiply when the reduced dimensions merged into one.
+__device__ inline int64_t reduced_offset(const ReduceArgs& args, int64_t r) {
+  if (args.reduced.ndim <= 1) return args.reduced.ndim == 0 ? 0 : r * args.reduced.strides[0][0];
+  int64_t o[1];
+  args.reduced.get(r, o);
+  return o[0];
+}
+
+// Folds one value per thread of the block into thread 0's `acc` (the shared array holds
+// blockDim.x entries, each thread's `lane` among those folded together in `group` threads).
+template <class Op>
+__device__ typename Op::Acc fold_in_shared(typename Op::Acc* shared, typename Op::Acc acc, int index, int group,
+                                           int stride, const Op& op) {
+  shared[index] = acc;
+  __syncthreads();
+  for (int half = group / 2; half > 0; half /= 2) {
+    const int lane = index / stride;  // position within the group
+    if (lane < half && lane + half < group) shared[index] = op.combine(shared[index], shared[index + half * stride]);
+    __syncthreads();
+  }
+  return shared[index];
+}
+
+// Where a block's work writes: the result (one split) or the workspace of partials.
+template <class Op>
+struct Sink {
+  typename Op::Out* result;
+  typename Op::Acc* partials;  // [splits][nout], or nullptr with one split
+};
+
+template <class Op>
+__device__ inline void emit(const Sink<Op>& sink, const ReduceArgs& args, const Op& op, int64_t out, int64_t result_offset,
+                            typename Op::Acc acc) {
+  if (sink.partials)
+    sink.partials[static_cast<int64_t>(blockIdx.y) * args.nout + out] = acc;
+  else
+    sink.result[result_offset] = op.project(acc, args.nreduced);
+}
+
+// The range of reduced elements split `blockIdx.y` of gridDim.y covers.
+__device__ inline void split_range(int64_t nreduced, int64_t& begin, int64_t& end) {
+  const int64_t chunk = (nreduced + gridDim.y - 1) / gridDim.y;
+  begin = static_cast<int64_t>(blockIdx.y) * chunk;
+  end = begin + chunk < nreduced ? begin + chunk : nreduced;
+}
+
+// Along rows: block x folds output `blockIdx.x` (grid-stride), all kThreads threads together.
 template <class T, class Op>
-__global__ void reduce_kernel(ReduceArgs args, const T* self, typename Op::Out* result, Op op) {
+__global__ void reduce_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
   using Acc = typename Op::Acc;
-  __shared__ Acc partial[kThreads];
+  __shared__ Acc shared[kThreads];
+  int64_t begin, end;
+  split_range(args.nreduced, begin, end);
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     int64_t kept[2];
     args.kept.get(out, kept);
+    const T* base = self + kept[0];
     Acc acc = op.identity();
-    for (int64_t r = threadIdx.x; r < args.nreduced; r += blockDim.x) {
-      int64_t offset[1];
-      args.reduced.get(r, offset);
-      acc = op.combine(acc, op.make(self[kept[0] + offset[0]], r));
+#pragma unroll 4
+    for (int64_t r = begin + threadIdx.x; r < end; r += kThreads) acc = op.combine(acc, op.make(base[reduced_offset(args, r)], r));
+    acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
+    if (threadIdx.x == 0) emit(sink, args, op, out, kept[1], acc);
+    __syncthreads();  // shared is reused by the next output
+  }
+}
+
+constexpr int kColumns = ReduceBlock::kColumns;
+constexpr int kRowsPerBlock = ReduceBlock::kRowsPerColumn;
+static_assert(ReduceBlock::kThreads == kThreads, "the plan and the kernels agree on the block size");
+
+// Along columns: thread (x, y) folds output blockIdx.x * kColumns + x over every kRowsPerBlock-th
+// reduced element of its split, then the y threads of each column fold together.
+template <class T, class Op>
+__global__ void reduce_columns_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc shared[kThreads];
+  int64_t begin, end;
+  split_range(args.nreduced, begin, end);
+  const int x = threadIdx.x % kColumns, y = threadIdx.x / kColumns;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kColumns; first < args.nout; first += static_cast<int64_t>(gridDim.x) * kColumns) {
+    const int64_t out = first + x;
+    int64_t kept[2] = {0, 0};
+    if (out < args.nout) args.kept.get(out, kept);
+    Acc acc = op.identity();
+    if (out < args.nout) {
+      const T* base = self + kept[0];
+#pragma unroll 4
+      for (int64_t r = begin + y; r < end; r += kRowsPerBlock) acc = op.combine(acc, op.make(base[reduced_offset(args, r)], r));
     }
-    partial[threadIdx.x] = acc;
+    // Column x's threads sit kColumns apart in `shared`.
+    acc = fold_in_shared(shared, acc, threadIdx.x, kRowsPerBlock, kColumns, op);
+    if (y == 0 && out < args.nout) emit(sink, args, op, out, kept[1], acc);
     __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] = op.combine(partial[threadIdx.x], partial[threadIdx.x + half]);
-      __syncthreads();
+  }
+}
+
+// The second pass: block x folds output x's `splits` partials.
+template <class Op>
+__global__ void fold_partials_kernel(ReduceArgs args, const typename Op::Acc* partials, int splits,
+                                     typename Op::Out* result, Op op) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc shared[kThreads];
+  for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
+    Acc acc = op.identity();
+    for (int s = threadIdx.x; s < splits; s += kThreads) acc = op.combine(acc, partials[static_cast<int64_t>(s) * args.nout + out]);
+    acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
+    if (threadIdx.x == 0) {
+      int64_t kept[2];
+      args.kept.get(out, kept);
+      result[kept[1]] = op.project(acc, args.nreduced);
     }
-    if (threadIdx.x == 0) result[kept[1]] = op.project(partial[0], args.nreduced);
-    __syncthreads();  // partial is reused by the next output
+    __syncthreads();
   }
 }
 
 template <class T, class Op>
 void reduce(const TensorBase& result, const TensorBase& self, const char* what) {
   using Out = typename Op::Out;
+  using Acc = typename Op::Acc;
   OP_CHECK(result.dtype() == scalar_type_of<Out>, what, ": result dtype ", to_string(result.dtype()), ", expected ",
            to_string(scalar_type_of<Out>));
   OP_CHECK(self.device().type() == DeviceType::CUDA && result.device().type() == DeviceType::CUDA, what,
            ": expected cuda tensors, got ", self.device().str(), " and ", result.device().str());
   const ReduceArgs args = plan(result, self, what);
   if (args.nout == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(args.nout, cuda::kMaxBlocks));
-  reduce_kernel<T, Op><<<blocks, kThreads>>>(args, static_cast<const T*>(self.data_ptr()),
-                                             static_cast<Out*>(result.data_ptr()), Op{});
+  // Along columns when the kept elements are the adjacent ones and there is more than one.
+  const bool along_columns = args.nout > 1 && args.kept.ndim > 0 && args.kept.strides[args.kept.ndim - 1][0] == 1 &&
+                             !(args.reduced.ndim > 0 && args.reduced.strides[args.reduced.ndim - 1][0] == 1);
+  const ReducePlan p = plan_reduction(args.nout, args.nreduced, along_columns, op::cuda::multiprocessor_count());
+  const cudaStream_t s = cuda::stream();
+  Sink<Op> sink{static_cast<Out*>(result.data_ptr()), nullptr};
+  TensorBase workspace;
+  if (p.splits > 1) {
+    const int64_t bytes = static_cast<int64_t>(sizeof(Acc)) * p.splits * args.nout;
+    workspace = TensorBase::empty({(bytes + 7) / 8}, TensorOptions(ScalarType::Int64).with_device(self.device()));
+    sink.partials = static_cast<Acc*>(workspace.data_ptr());
+  }
+  const dim3 grid(p.blocks, static_cast<unsigned>(p.splits));
+  const T* data = static_cast<const T*>(self.data_ptr());
+  if (p.along_columns)
+    reduce_columns_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{});
+  else
+    reduce_rows_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{});
   OP_CUDA_CHECK_LAUNCH();
+  if (p.splits > 1) {
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(args.nout, 0x7fffffff));
+    fold_partials_kernel<Op><<<blocks, kThreads, 0, s>>>(args, sink.partials, p.splits, sink.result, Op{});
+    OP_CUDA_CHECK_LAUNCH();
+  }
+  // `workspace` returns to the caching allocator here; the stream orders its reuse after the fold.
 }
 
 void sum_kernel(const TensorBase& result, const TensorBase& self) {

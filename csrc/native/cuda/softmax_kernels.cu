@@ -1,8 +1,9 @@
 // CUDA loops of log_softmax_stub and log_softmax_backward_stub. The operands are contiguous with
-// one shape, seen as [outer, n, inner] around the softmax dimension; one thread per row (the
-// n elements along the dimension, `inner` apart) folds it like the CPU loop: the maximum, then
-// the sum of exponentials in double. Rows of a classifier's logits are short, so a thread per
-// row keeps every thread busy without a block reduction.
+// one shape, seen as [outer, n, inner] around the softmax dimension. Like the CPU loop, each row
+// (the n elements along the dimension, `inner` apart) is folded as its maximum, then the sum of
+// exponentials in double. Rows along the last dimension (inner == 1, a classifier's logits)
+// are adjacent in memory: a warp folds each short row and a block each long one, with shuffles.
+// Rows across other dimensions interleave: a thread folds each, so a warp reads adjacent ones.
 #include <math.h>
 
 #include "native/cuda/loops.cuh"
@@ -22,17 +23,94 @@ __device__ inline int64_t row_start(const Rows& r, int64_t row) {
 }
 
 template <class T>
-__global__ void log_softmax_kernel(T* out, const T* in, Rows r) {
+__device__ inline T max_with_nan(T a, T b) {
+  return (b > a || b != b) && a == a ? b : a;  // a NaN, once taken, stays
+}
+
+// The fold of `value` over the kWidth threads that share a row: a warp's lanes (kWidth 32) or
+// the whole block (kWidth kThreads, through `scratch`, one entry per warp). Every thread of the
+// row gets the result.
+template <int kWidth, class T, class Combine>
+__device__ T fold_row(T value, T* scratch, Combine combine) {
+  for (int offset = 16; offset > 0; offset /= 2) value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  if constexpr (kWidth > 32) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads();  // scratch may still be read from the previous fold
+    if (lane == 0) scratch[warp] = value;
+    __syncthreads();
+    value = scratch[0];
+    for (int w = 1; w < kWidth / 32; ++w) value = combine(value, scratch[w]);
+  }
+  return value;
+}
+
+// Rows of kWidth threads: the block holds kThreads / kWidth of them, and the grid strides on.
+template <int kWidth>
+struct RowTiling {
+  static constexpr int kRowsPerBlock = cuda::kThreads / kWidth;
+  __device__ static int64_t first_row() { return static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWidth; }
+  __device__ static int64_t row_step() { return static_cast<int64_t>(gridDim.x) * kRowsPerBlock; }
+  __device__ static int lane() { return threadIdx.x % kWidth; }
+};
+
+// Adjacent rows (inner == 1). All threads of a block run the same number of iterations, so the
+// block-wide folds see every thread.
+template <int kWidth, class T>
+__global__ void log_softmax_adjacent_kernel(T* out, const T* in, int64_t rows, int64_t n) {
+  using Tiling = RowTiling<kWidth>;
+  __shared__ double scratch_sum[kWidth > 32 ? kWidth / 32 : 1];
+  __shared__ T scratch_max[kWidth > 32 ? kWidth / 32 : 1];
+  const int64_t rounds = (rows + Tiling::kRowsPerBlock - 1) / Tiling::kRowsPerBlock;
+  for (int64_t row = Tiling::first_row(), round = blockIdx.x; round < rounds; row += Tiling::row_step(), round += gridDim.x) {
+    const bool live = row < rows;
+    const T* x = in + (live ? row : 0) * n;
+    T m = -INFINITY;
+    if (live)
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth) m = max_with_nan(m, x[k]);
+    m = fold_row<kWidth>(m, scratch_max, [](T a, T b) { return max_with_nan(a, b); });
+    double sum = 0;
+    if (live)
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth) sum += exp_of(x[k] - m);
+    sum = fold_row<kWidth>(sum, scratch_sum, [](double a, double b) { return a + b; });
+    if (live) {
+      const T log_sum = static_cast<T>(log(sum));
+      T* y = out + row * n;
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth) y[k] = (x[k] - m) - log_sum;
+    }
+  }
+}
+
+template <int kWidth, class T>
+__global__ void log_softmax_backward_adjacent_kernel(T* grad_input, const T* grad_output, const T* output, int64_t rows,
+                                                     int64_t n) {
+  using Tiling = RowTiling<kWidth>;
+  __shared__ double scratch[kWidth > 32 ? kWidth / 32 : 1];
+  const int64_t rounds = (rows + Tiling::kRowsPerBlock - 1) / Tiling::kRowsPerBlock;
+  for (int64_t row = Tiling::first_row(), round = blockIdx.x; round < rounds; row += Tiling::row_step(), round += gridDim.x) {
+    const bool live = row < rows;
+    const int64_t start = (live ? row : 0) * n;
+    double sum = 0;
+    if (live)
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth) sum += grad_output[start + k];
+    sum = fold_row<kWidth>(sum, scratch, [](double a, double b) { return a + b; });
+    if (live) {
+      const T total = static_cast<T>(sum);
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth)
+        grad_input[start + k] = grad_output[start + k] - exp_of(output[start + k]) * total;
+    }
+  }
+}
+
+// Interleaved rows (inner > 1): a thread per row.
+template <class T>
+__global__ void log_softmax_interleaved_kernel(T* out, const T* in, Rows r) {
   const int64_t rows = r.outer * r.inner;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; row += step) {
     const T* x = in + row_start(r, row);
     T* y = out + row_start(r, row);
     T m = -INFINITY;
-    for (int64_t k = 0; k < r.n; ++k) {
-      const T v = x[k * r.inner];
-      m = (v > m || v != v) ? v : m;  // a NaN, once taken, stays
-    }
+    for (int64_t k = 0; k < r.n; ++k) m = max_with_nan(m, x[k * r.inner]);
     double sum = 0;
     for (int64_t k = 0; k < r.n; ++k) sum += exp_of(x[k * r.inner] - m);
     const T log_sum = static_cast<T>(log(sum));
@@ -41,7 +119,7 @@ __global__ void log_softmax_kernel(T* out, const T* in, Rows r) {
 }
 
 template <class T>
-__global__ void log_softmax_backward_kernel(T* grad_input, const T* grad_output, const T* output, Rows r) {
+__global__ void log_softmax_backward_interleaved_kernel(T* grad_input, const T* grad_output, const T* output, Rows r) {
   const int64_t rows = r.outer * r.inner;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; row += step) {
@@ -56,6 +134,16 @@ __global__ void log_softmax_backward_kernel(T* grad_input, const T* grad_output,
   }
 }
 
+// A warp per row up to this length, a block per row beyond.
+constexpr int64_t kWarpRowLimit = 1024;
+
+// Blocks for `rows` rows of kWidth threads each.
+template <int kWidth>
+unsigned row_blocks(int64_t rows) {
+  const int64_t per_block = RowTiling<kWidth>::kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>((rows + per_block - 1) / per_block, 0x7fffffff));
+}
+
 void check_cuda(const TensorBase& t, const char* op_name) {
   OP_CHECK(t.device().type() == DeviceType::CUDA && t.is_contiguous(), op_name, ": expected a contiguous cuda tensor, got a ",
            t.is_contiguous() ? "" : "strided ", "tensor on ", t.device().str());
@@ -66,9 +154,18 @@ void log_softmax_cuda(const TensorBase& out, const TensorBase& self, int64_t dim
   check_cuda(self, "_log_softmax");
   const Rows r = rows_around(self, dim);
   if (self.numel() == 0) return;
+  const cudaStream_t s = cuda::stream();
+  const int64_t rows = r.outer * r.inner;
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "_log_softmax", {
-    log_softmax_kernel<scalar_t><<<cuda::blocks_for(r.outer * r.inner), cuda::kThreads>>>(
-        out.data_ptr<scalar_t>(), self.data_ptr<scalar_t>(), r);
+    scalar_t* y = out.data_ptr<scalar_t>();
+    const scalar_t* x = self.data_ptr<scalar_t>();
+    if (r.inner > 1)
+      log_softmax_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), cuda::kThreads, 0, s>>>(y, x, r);
+    else if (r.n <= kWarpRowLimit)
+      log_softmax_adjacent_kernel<32, scalar_t><<<row_blocks<32>(rows), cuda::kThreads, 0, s>>>(y, x, rows, r.n);
+    else
+      log_softmax_adjacent_kernel<cuda::kThreads, scalar_t><<<row_blocks<cuda::kThreads>(rows), cuda::kThreads, 0, s>>>(
+          y, x, rows, r.n);
   });
   OP_CUDA_CHECK_LAUNCH();
 }
@@ -78,9 +175,19 @@ void log_softmax_backward_cuda(const TensorBase& grad_input, const TensorBase& g
   for (const TensorBase* t : {&grad_input, &grad_output, &output}) check_cuda(*t, "_log_softmax_backward_data");
   const Rows r = rows_around(output, dim);
   if (output.numel() == 0) return;
+  const cudaStream_t s = cuda::stream();
+  const int64_t rows = r.outer * r.inner;
   OP_CUDA_DISPATCH_FLOATING_TYPES(output.dtype(), "_log_softmax_backward_data", {
-    log_softmax_backward_kernel<scalar_t><<<cuda::blocks_for(r.outer * r.inner), cuda::kThreads>>>(
-        grad_input.data_ptr<scalar_t>(), grad_output.data_ptr<scalar_t>(), output.data_ptr<scalar_t>(), r);
+    scalar_t* gi = grad_input.data_ptr<scalar_t>();
+    const scalar_t* go = grad_output.data_ptr<scalar_t>();
+    const scalar_t* y = output.data_ptr<scalar_t>();
+    if (r.inner > 1)
+      log_softmax_backward_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), cuda::kThreads, 0, s>>>(gi, go, y, r);
+    else if (r.n <= kWarpRowLimit)
+      log_softmax_backward_adjacent_kernel<32, scalar_t><<<row_blocks<32>(rows), cuda::kThreads, 0, s>>>(gi, go, y, rows, r.n);
+    else
+      log_softmax_backward_adjacent_kernel<cuda::kThreads, scalar_t>
+          <<<row_blocks<cuda::kThreads>(rows), cuda::kThreads, 0, s>>>(gi, go, y, rows, r.n);
   });
   OP_CUDA_CHECK_LAUNCH();
 }
