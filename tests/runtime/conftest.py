@@ -41,6 +41,14 @@ def opdispatch(repo_root: str):
 
 
 @pytest.fixture(scope="session")
+def cuda(opdispatch):
+    """The opdispatch package, when a CUDA device can run kernels (the CUDA tests skip without one)."""
+    if not opdispatch._C._cuda_is_available():
+        pytest.skip("no CUDA device available")
+    return opdispatch
+
+
+@pytest.fixture(scope="session")
 def aten(opdispatch):
     """The aten operator namespace (opdispatch.ops.aten)."""
     return opdispatch.ops.aten

@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from cuda_compare import DEVICE, assert_same, compare, host, on_device, random_array
 
-DEVICE = "cuda"
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 NUMERIC = ["int32", "int64", "float32", "float64"]
 FLOATING = ["float32", "float64"]
@@ -19,14 +19,6 @@ FLOATING = ["float32", "float64"]
 @pytest.fixture(scope="module")
 def built(opdispatch):
     return opdispatch._C._cuda_is_built()
-
-
-@pytest.fixture(scope="module")
-def cuda(opdispatch):
-    """The opdispatch package, when a CUDA device can run kernels."""
-    if not opdispatch._C._cuda_is_available():
-        pytest.skip("no CUDA device available")
-    return opdispatch
 
 
 # ----- without a device (runs everywhere) -----
@@ -75,44 +67,6 @@ def test_creating_a_cuda_tensor_without_a_device_raises(opdispatch, built, how):
 
 
 # ----- with a device: CUDA results match CPU results -----
-
-def np_dtype(name):
-    return np.dtype(name)
-
-
-def random_array(rng, shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype in ("int32", "int64"):
-        return rng.integers(-9, 10, size=shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def host(t):
-    return t.to("cpu").numpy()
-
-
-def on_device(o, array):
-    return o.from_numpy(np.array(array)).to(DEVICE)  # a copy: the test keeps `array` as it was
-
-
-def assert_same(cpu_result, cuda_result, exact=False):
-    assert cuda_result.device == DEVICE, cuda_result.device
-    expected, got = cpu_result.numpy(), host(cuda_result)
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    if exact or expected.dtype.kind in "biu":
-        np.testing.assert_array_equal(got, expected)
-    else:
-        tol = 1e-5 if expected.dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, equal_nan=True)
-
-
-def compare(o, fn, *arrays, exact=False):
-    """fn on cpu tensors vs fn on the same values on cuda."""
-    cpu_result = fn(*[o.from_numpy(np.ascontiguousarray(a)) for a in arrays])
-    cuda_result = fn(*[on_device(o, a) for a in arrays])
-    assert_same(cpu_result, cuda_result, exact)
-
 
 BINARY = {
     "add": lambda o, a, b: o.add(a, b),
