@@ -12,17 +12,13 @@
 // pageable memory returns once the runtime has staged the bytes, so the source may go.
 // "Host" is any device whose memory the host reads: cpu and the emulated external devices.
 #include "core/host_ops.h"
+#include "native/cuda/device_errors.h"
 #include "native/cuda/loops.cuh"
 #include "native/stubs.h"
 
 namespace op::native {
 
 namespace {
-
-struct Identity {
-  template <class T>
-  __device__ T operator()(T x) const { return x; }
-};
 
 // dst[b][i][j] = src[b][j][i] for a 2-d tile of kTile x kTile elements per block: read along
 // src's unit stride into shared memory, written along dst's. `rows` x `cols` is dst's matrix;
@@ -105,7 +101,7 @@ void device_to_device(const TensorBase& dst, const TensorBase& src) {
   }
   if (try_transpose(dst, src)) return;
   OP_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
-    cuda::elementwise<scalar_t>(dst.sizes(), dst, std::array<TensorBase, 1>{src}, Identity{});
+    cuda::elementwise<scalar_t>(dst.sizes(), dst, std::array<TensorBase, 1>{src}, cuda::Identity{});
   });
 }
 
@@ -132,6 +128,7 @@ void device_to_host(const TensorBase& dst, const TensorBase& src) {
   const cudaStream_t s = cuda::stream();
   OP_CUDA_CHECK(cudaMemcpyAsync(landing.data_ptr(), staged.data_ptr(), nbytes_of(landing), cudaMemcpyDeviceToHost, s));
   OP_CUDA_CHECK(cudaStreamSynchronize(s));
+  op::cuda::raise_device_error();
   if (landing.unsafe_impl() != dst.unsafe_impl()) host::copy_(dst, landing);
 }
 

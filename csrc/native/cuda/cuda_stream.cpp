@@ -4,6 +4,7 @@
 
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/cuda_context.h"
+#include "native/cuda/device_errors.h"
 
 namespace op::cuda {
 
@@ -38,6 +39,7 @@ void destroy_stream(StreamHandle stream) {
 void synchronize_stream(StreamHandle stream) {
   require_device();
   OP_CUDA_CHECK(cudaStreamSynchronize(as_cuda(stream)));
+  raise_device_error();
 }
 
 bool stream_query(StreamHandle stream) {
@@ -54,6 +56,7 @@ bool stream_query(StreamHandle stream) {
 void synchronize_device() {
   require_device();
   OP_CUDA_CHECK(cudaDeviceSynchronize());
+  raise_device_error();
 }
 
 }  // namespace op::cuda

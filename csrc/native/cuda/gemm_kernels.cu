@@ -98,11 +98,6 @@ void gemm_typed(const TensorBase& out, const TensorBase& a, const TensorBase& b,
 
 #ifdef OP_WITH_CUBLAS
 
-struct Identity {
-  template <class T>
-  __device__ T operator()(T x) const { return x; }
-};
-
 // A matrix of `rows` x `cols` as cuBLAS names it: stored column-major with leading dimension
 // `ld`, transposed (`trans`) when its memory holds the transpose.
 struct BlasMatrix {
@@ -184,7 +179,7 @@ bool blas_gemm(const TensorBase& out, const TensorBase& a, const TensorBase& b, 
   T beta_value = bias.defined() ? beta.to<T>() : T(0);
   if (beta_value != T(0)) {
     // cuBLAS adds beta * C: C starts as the bias broadcast to out.
-    cuda::elementwise<T>(out.sizes(), out, std::array<TensorBase, 1>{bias}, Identity{});
+    cuda::elementwise<T>(out.sizes(), out, std::array<TensorBase, 1>{bias}, cuda::Identity{});
   }
   check_blas(strided_batched(blas_handle(), bt->trans, at->trans, static_cast<int>(N), static_cast<int>(M),
                              static_cast<int>(K), &alpha_value, static_cast<const T*>(b.data_ptr()), bt->ld,

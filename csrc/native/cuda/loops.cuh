@@ -363,6 +363,12 @@ void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<Tens
   if (target.unsafe_impl() != out.unsafe_impl()) copy_stub(DeviceType::CUDA, out, target);
 }
 
+// f(x) = x: a copy that converts between dtypes and layouts.
+struct Identity {
+  template <class T>
+  __device__ T operator()(T x) const { return x; }
+};
+
 // How many T arguments f takes (1 to 3).
 template <class T, class F>
 constexpr size_t arity() {

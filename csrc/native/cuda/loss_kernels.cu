@@ -1,10 +1,11 @@
 // CUDA loops of the loss stubs. mse and mse_backward are elementwise (loops.cuh);
 // nll_loss runs one thread per row for `none` and the backward, and one block folding every
 // row in shared memory (in double) for mean and sum. A target out of [0, C) that is not
-// ignore_index raises a flag on the device, which the host reads after the kernel (a sync)
-// and turns into an op::Error, as the CPU loop's check does.
+// ignore_index is reported through device_errors.h: the op::Error the CPU loop raises at once
+// surfaces at the next synchronisation, so a training step queues without waiting.
 #include <array>
 
+#include "native/cuda/device_errors.h"
 #include "native/cuda/loops.cuh"
 #include "native/stubs.h"
 
@@ -48,7 +49,8 @@ void mse_backward_cuda(const TensorBase& grad_input, const TensorBase& self, con
 struct NllArgs {
   const int64_t* target;
   int64_t rows, classes, ignore_index;
-  int* out_of_bounds;  // set to 1 by any thread that meets a bad target
+  int* error_slot;  // device_errors.h: set to error_code by any thread that meets a bad target
+  int error_code;
 };
 
 // The class of row i, or -1 when the row is ignored or its target is out of bounds (flagged).
@@ -56,7 +58,7 @@ __device__ inline int64_t class_of(const NllArgs& a, int64_t i) {
   const int64_t c = a.target[i];
   if (c == a.ignore_index) return -1;
   if (c < 0 || c >= a.classes) {
-    *a.out_of_bounds = 1;
+    *a.error_slot = a.error_code;
     return -1;
   }
   return c;
@@ -114,30 +116,17 @@ __global__ void nll_backward_kernel(T* grad_input, const T* grad_output, const T
   }
 }
 
-// A zeroed int on the device for the kernels' out-of-bounds flag.
-TensorBase bounds_flag(Device device) {
-  TensorBase flag = TensorBase::empty({1}, TensorOptions(ScalarType::Int32).with_device(device));
-  OP_CUDA_CHECK(cudaMemsetAsync(flag.data_ptr(), 0, sizeof(int), cuda::stream()));
-  return flag;
-}
-
-void check_bounds_flag(const TensorBase& flag, int64_t classes, const char* op_name) {
-  int bad = 0;
-  OP_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data_ptr(), sizeof(int), cudaMemcpyDeviceToHost, cuda::stream()));
-  OP_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
-  OP_CHECK(bad == 0, op_name, ": Target is out of bounds (a target is neither ignore_index nor in [0, ", classes, "))");
-}
-
-NllArgs nll_args(const TensorBase& target, int64_t classes, int64_t ignore_index, const TensorBase& flag) {
-  return NllArgs{target.data_ptr<int64_t>(), target.numel(), classes, ignore_index, flag.data_ptr<int>()};
+NllArgs nll_args(const TensorBase& target, int64_t classes, int64_t ignore_index, const char* op_name) {
+  const int code = op::cuda::code_for(
+      str(op_name, ": Target is out of bounds (a target is neither ignore_index nor in [0, ", classes, "))"));
+  return NllArgs{target.data_ptr<int64_t>(), target.numel(), classes, ignore_index, op::cuda::device_error_slot(), code};
 }
 
 void nll_loss_forward_cuda(const TensorBase& output, const TensorBase& total_weight, const TensorBase& self,
                            const TensorBase& target, const TensorBase& weight, int64_t reduction,
                            int64_t ignore_index) {
   const int64_t classes = self.size(1);
-  const TensorBase flag = bounds_flag(self.device());
-  const NllArgs a = nll_args(target, classes, ignore_index, flag);
+  const NllArgs a = nll_args(target, classes, ignore_index, "nll_loss_forward");
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "nll_loss_forward", {
     const scalar_t* w = weight.defined() ? weight.data_ptr<scalar_t>() : nullptr;
     if (reduction == kNone) {
@@ -151,15 +140,13 @@ void nll_loss_forward_cuda(const TensorBase& output, const TensorBase& total_wei
     }
   });
   OP_CUDA_CHECK_LAUNCH();
-  check_bounds_flag(flag, classes, "nll_loss_forward");
 }
 
 void nll_loss_backward_cuda(const TensorBase& grad_input, const TensorBase& grad_output, const TensorBase& target,
                             const TensorBase& weight, const TensorBase& total_weight, int64_t reduction,
                             int64_t ignore_index) {
   const int64_t classes = grad_input.size(1);
-  const TensorBase flag = bounds_flag(grad_input.device());
-  const NllArgs a = nll_args(target, classes, ignore_index, flag);
+  const NllArgs a = nll_args(target, classes, ignore_index, "nll_loss_backward");
   OP_CUDA_CHECK(cudaMemsetAsync(grad_input.data_ptr(), 0, static_cast<size_t>(grad_input.numel()) * grad_input.itemsize(), cuda::stream()));
   if (a.rows == 0) return;
   OP_CUDA_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "nll_loss_backward", {
@@ -169,7 +156,6 @@ void nll_loss_backward_cuda(const TensorBase& grad_input, const TensorBase& grad
         reduction);
   });
   OP_CUDA_CHECK_LAUNCH();
-  check_bounds_flag(flag, classes, "nll_loss_backward");
 }
 
 }  // namespace
