@@ -1,35 +1,68 @@
-// Device memory for CUDA tensors: cudaMalloc / cudaFree on the current device, installed as
-// the CUDA allocator when the library loads. Nothing touches the CUDA runtime until the
-// first allocation, so a CUDA build loads (and runs CPU code) on machines without a GPU.
+// Device memory for CUDA tensors: the caching allocator (core/caching_allocator.h) over
+// cudaMalloc / cudaFree, installed as the CUDA allocator when the library loads. A tensor's
+// memory comes from the pool of the calling thread's current stream and goes back to it when
+// the tensor dies; cudaFree (which synchronizes the device) runs only when the cache is emptied,
+// by empty_cache() or when memory runs out. Nothing touches the CUDA runtime until the first
+// allocation, so a CUDA build loads (and runs CPU code) on machines without a GPU.
 #include <cuda_runtime_api.h>
 
+#include <memory>
+
 #include "core/allocator.h"
+#include "core/caching_allocator.h"
 #include "core/error.h"
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/cuda_context.h"
+#include "native/cuda/cuda_memory.h"
+#include "native/cuda/cuda_stream.h"
 
 namespace op::cuda {
 
 namespace {
 
+class CudaDeviceMemory final : public DeviceMemoryBackend {
+ public:
+  void* raw_alloc(size_t nbytes) override {
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, nbytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: the allocator empties its cache and tries again
+      return nullptr;
+    }
+    if (status != cudaSuccess) fail_call(status, "cudaMalloc");
+    return p;
+  }
+
+  void raw_free(void* ptr) noexcept override {
+    // At process exit the runtime may already be gone; there is no one to tell then.
+    if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+  }
+
+  // Kernels queued on any stream may still read or write the segments about to go.
+  void before_release() override { OP_CUDA_CHECK(cudaDeviceSynchronize()); }
+};
+
+// Leaked: tensors in static storage die after any static destructor would have run. Making it
+// calls no CUDA function.
+CachingAllocator& pool() {
+  static CachingAllocator* allocator = new CachingAllocator(std::make_unique<CudaDeviceMemory>(), "CUDA");
+  return *allocator;
+}
+
+// A deleter: never throws, and calls no CUDA function (the block stays cached).
+void free_block(void* ptr) { pool().free(ptr); }
+
 class CudaAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    require_device();
-    void* p = nullptr;
-    // At least one byte: an empty tensor still gets a real (non-null) device address.
-    const cudaError_t status = cudaMalloc(&p, nbytes == 0 ? 1 : nbytes);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      fail(str("CUDA: cannot allocate ", nbytes, " bytes of device memory (cudaMalloc: ", cudaGetErrorString(status),
-               ")"));
-    }
-    // A destructor must not throw; at process exit the runtime may already be gone.
-    return DataPtr(p, [](void* q) { cudaFree(q); });
+    require_device();  // "no CUDA device is available (...)" rather than a failing cudaMalloc
+    return DataPtr(pool().allocate(nbytes, current_stream()), &free_block);
   }
 
+  // Ordered after the kernels that wrote `src` on the current stream; the host does not wait.
   void copy_data(void* dst, const void* src, size_t nbytes) const override {
-    OP_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToDevice));
+    OP_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice,
+                                  static_cast<cudaStream_t>(current_stream())));
   }
 };
 
@@ -40,5 +73,11 @@ const bool installed = [] {
 }();
 
 }  // namespace
+
+CachingAllocatorStats memory_stats() { return pool().stats(); }
+
+void reset_peak_memory_stats() { pool().reset_peak(); }
+
+void empty_cache() { pool().empty_cache(); }
 
 }  // namespace op::cuda
