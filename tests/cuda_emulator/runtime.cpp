@@ -1,0 +1,249 @@
+// The emulator's libcudart: one device whose memory is host memory, streams that are names, and
+// kernels run on fibers (ucontext) of the calling thread. Each block's threads start as fibers
+// and run in turn until each finishes or reaches a barrier (__syncthreads, a warp exchange);
+// once every unfinished thread waits there, the next round resumes them all. So a kernel runs
+// its real code, barrier semantics included, deterministically and without a GPU.
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "cuda_runtime.h"
+
+dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024;
+constexpr int kMultiprocessors = 4;  // few, so the reductions' plans split and fold on small tensors
+
+thread_local cudaError_t last_error = cudaSuccess;
+
+cudaError_t record(cudaError_t error) {
+  if (error != cudaSuccess) last_error = error;
+  return error;
+}
+
+struct Fiber {
+  ucontext_t context;
+  std::vector<char> stack;
+  dim3 index;
+  bool done = false;
+};
+
+struct Block {
+  std::vector<Fiber> fibers;
+  ucontext_t scheduler;
+  Fiber* running = nullptr;
+  void (*body)(void*) = nullptr;
+  void* context = nullptr;
+  std::vector<unsigned char> exchange;  // one 8-byte slot per thread, for warp exchanges
+};
+
+Block* current_block = nullptr;
+std::mutex launch_mutex;  // one kernel at a time: the block state above is global
+
+void fiber_main() {
+  Block& block = *current_block;
+  block.body(block.context);
+  block.running->done = true;
+  // Returning resumes uc_link: the scheduler.
+}
+
+// The running thread waits for the rest of its block.
+void yield() {
+  Block& block = *current_block;
+  swapcontext(&block.running->context, &block.scheduler);
+}
+
+unsigned linear(const dim3& index) { return index.x + blockDim.x * (index.y + blockDim.y * index.z); }
+
+void run_block(Block& block) {
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber& f = block.fibers[t];
+    f.index = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y));
+    f.done = false;
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack.data();
+    f.context.uc_stack.ss_size = f.stack.size();
+    f.context.uc_link = &block.scheduler;
+    makecontext(&f.context, fiber_main, 0);
+  }
+  for (bool live = true; live;) {
+    live = false;
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber& f = block.fibers[t];
+      if (f.done) continue;
+      block.running = &f;
+      threadIdx = f.index;
+      swapcontext(&block.scheduler, &f.context);
+      live = live || !f.done;
+    }
+  }
+}
+
+}  // namespace
+
+namespace cuda_emulator {
+
+void syncthreads() { yield(); }
+
+void exchange_in_warp(const void* value, void* received, size_t size, int lane_mask) {
+  Block& block = *current_block;
+  const unsigned me = linear(threadIdx);
+  const unsigned partner = (me & ~31u) | ((me & 31u) ^ static_cast<unsigned>(lane_mask & 31));
+  std::memcpy(&block.exchange[8 * me], value, size);
+  yield();  // every thread has written
+  std::memcpy(received, &block.exchange[8 * partner], size);
+  yield();  // every thread has read before the slots are written again
+}
+
+void launch(dim3 grid, dim3 block_shape, void (*body)(void*), void* context) {
+  const uint64_t threads = uint64_t(block_shape.x) * block_shape.y * block_shape.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 ||
+      threads == 0 || threads > 1024 || block_shape.z > 64) {
+    record(cudaErrorInvalidConfiguration);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(launch_mutex);
+  static Block block;
+  if (block.fibers.size() < threads) {
+    block.fibers.resize(threads);
+    for (Fiber& f : block.fibers)
+      if (f.stack.empty()) f.stack.resize(kStackBytes);
+  }
+  block.exchange.assign(8 * threads, 0);
+  block.body = body;
+  block.context = context;
+  current_block = &block;
+  gridDim = grid;
+  blockDim = block_shape;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        blockIdx = dim3(x, y, z);
+        run_block(block);
+      }
+  current_block = nullptr;
+}
+
+}  // namespace cuda_emulator
+
+extern "C" {
+
+cudaError_t cudaGetLastError(void) {
+  const cudaError_t error = last_error;
+  last_error = cudaSuccess;
+  return error;
+}
+cudaError_t cudaPeekAtLastError(void) { return last_error; }
+
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+  }
+  return "cudaErrorUnknown";
+}
+const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorNotReady: return "device not ready";
+  }
+  return "unknown error";
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : record(cudaErrorInvalidValue); }
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (device != 0 || attr != cudaDevAttrMultiProcessorCount) return record(cudaErrorInvalidValue);
+  *value = kMultiprocessors;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+// Device memory: 256-byte aligned like cudaMalloc's; a request the emulator's host cannot hold
+// (over 64 GiB, or refused) is the device running out of memory.
+cudaError_t cudaMalloc(void** pointer, size_t size) {
+  *pointer = nullptr;
+  if (size > (size_t(64) << 30)) return record(cudaErrorMemoryAllocation);
+  void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
+  if (p == nullptr) return record(cudaErrorMemoryAllocation);
+  *pointer = p;
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void* pointer) {
+  std::free(pointer);
+  return cudaSuccess;
+}
+cudaError_t cudaHostAlloc(void** pointer, size_t size, unsigned flags) {
+  (void)flags;
+  return cudaMalloc(pointer, size);
+}
+cudaError_t cudaFreeHost(void* pointer) { return cudaFree(pointer); }
+cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned flags) {
+  (void)flags;
+  *device = host;
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  *free_bytes = *total_bytes = size_t(64) << 30;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  (void)kind;
+  if (count) std::memmove(dst, src, count);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
+  (void)stream;
+  return cudaMemcpy(dst, src, count, kind);
+}
+cudaError_t cudaMemset(void* dst, int value, size_t count) {
+  std::memset(dst, value, count);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t stream) {
+  (void)stream;
+  return cudaMemset(dst, value, count);
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  (void)flags;
+  *stream = reinterpret_cast<cudaStream_t>(new char(0));  // a distinct name; work on it is done at once
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete reinterpret_cast<char*>(stream);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  (void)stream;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  (void)stream;
+  return cudaSuccess;
+}
+
+}  // extern "C"
