@@ -308,7 +308,7 @@ def test_nll_loss_forward_and_backward(cuda, reduction, dtype):
 def test_nll_loss_with_a_target_out_of_bounds_raises_on_cuda(cuda):
     """Without a hidden sync: the kernel's report surfaces when the host next waits for the GPU."""
     x, target = on_device(cuda, np.zeros((3, 4), np.float32)), on_device(cuda, np.array([0, 9, 1]))
-    with pytest.raises(cuda.Error, match="^nll_loss_forward: Target is out of bounds .*queued earlier"):
+    with pytest.raises(cuda.Error, match="nll_loss_forward: Target is out of bounds .*queued earlier"):
         host(cuda.nll_loss(x, target))
     assert host(cuda.nll_loss(x, on_device(cuda, np.array([0, -100, 1])))).shape == ()  # the device carries on
 
