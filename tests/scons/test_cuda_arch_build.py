@@ -1,0 +1,141 @@
+"""--cuda-arch and --cublas on the real build, printed with -n on a copy of the build's inputs
+(nothing compiles): the -gencode flags of every nvcc command, the configure line, a bad value's
+exit status 2, the GPUs a fake nvidia-smi reports, and cuBLAS's flags from a fake tree named by
+CUBLAS_HOME. Needs nvcc; skips without it."""
+import os
+import re
+import shutil
+import stat
+
+import pytest
+
+from helpers import copy_project, run_scons_loud
+from opgen.scons.toolset.cuda_arch import NO_GPU_ARCHS
+
+LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
+NVCC = os.environ.get("NVCC") or shutil.which("nvcc")
+pytestmark = pytest.mark.skipif(not NVCC or not os.access(NVCC, os.X_OK), reason="nvcc is not installed")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("cuda_arch_project"))
+
+
+@pytest.fixture(scope="module")
+def no_gpu(tmp_path_factory):
+    """A nvidia-smi that fails as it does on a machine without a driver."""
+    return fake_nvidia_smi(tmp_path_factory.mktemp("no_gpu"), 'echo "NVIDIA-SMI has failed" >&2; exit 9')
+
+
+def fake_nvidia_smi(directory, script):
+    path = directory / "nvidia-smi"
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def scons(project, *args, **env):
+    """-n: what a cold build of the library would run, with --verbose command lines."""
+    return run_scons_loud(project, "--verbose", "-n", *args, LIBRARY, timeout=600,
+                          env={"NVCC": None, "CUBLAS_HOME": None, **env})
+
+
+def nvcc_lines(result):
+    return [line for line in result.stdout.splitlines() if re.search(r"nvcc -o \S+\.os -c ", line)]
+
+
+def gencode(line):
+    return re.findall(r"-gencode (\S+)", line)
+
+
+def test_a_list_puts_exactly_its_gencode_flags_on_every_nvcc_command(project, no_gpu):
+    result = scons(project, "--cuda-arch=90,sm_80", NVIDIA_SMI=no_gpu)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = nvcc_lines(result)
+    assert lines
+    for line in lines:
+        assert gencode(line) == ["arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"]
+    assert re.search(r"\[opgen\] CUDA: on \(nvcc \d+\.\d+; sm_80, sm_90, compute_90\)\n", result.stdout)
+
+
+def test_the_default_without_a_gpu_is_volta_to_hopper_as_nvcc_supports_them(project, no_gpu):
+    result = scons(project, NVIDIA_SMI=no_gpu)
+    assert result.returncode == 0, result.stderr[-3000:]
+    sass = [int(x) for x in re.findall(r"code=sm_(\d+)", nvcc_lines(result)[0])]
+    assert sass and set(sass) <= set(NO_GPU_ARCHS) and sass == sorted(sass)
+    assert gencode(nvcc_lines(result)[0])[-1] == f"arch=compute_{sass[-1]},code=compute_{sass[-1]}"
+    assert "[opgen] CUDA architectures: no GPU found: " in result.stdout
+
+
+def test_native_builds_for_the_gpus_nvidia_smi_reports(project, tmp_path):
+    smi = fake_nvidia_smi(tmp_path, "echo 9.0; echo 8.6; echo 9.0")
+    result = scons(project, "--cuda-arch=native", NVIDIA_SMI=smi)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert gencode(nvcc_lines(result)[0]) == ["arch=compute_86,code=sm_86", "arch=compute_90,code=sm_90",
+                                              "arch=compute_90,code=compute_90"]
+    assert re.search(r"\[opgen\] CUDA: on \(nvcc \d+\.\d+; sm_86, sm_90, compute_90\)\n", result.stdout)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("banana", "--cuda-arch=banana: 'banana' is not a GPU architecture (80, sm_80 or 8.0): "
+               "give native, all or a list such as 80,90"),
+    ("80,12", "nvcc does not support sm_12 (it compiles sm_"),
+])
+def test_a_bad_value_stops_with_status_2(project, value, message):
+    result = scons(project, f"--cuda-arch={value}")
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr
+    assert f"scons: *** --cuda-arch={value}: " in result.stderr and message in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_bad_value_stops_without_cuda_too(project):
+    result = scons(project, "--cuda-arch=banana", "--cuda=off")
+    assert result.returncode == 2 and "'banana' is not a GPU architecture" in result.stderr
+
+
+# ----- --cublas -----
+
+def fake_cublas(root):
+    """A cuBLAS laid out as CUDA 13's wheel: nvidia/cu13/{include,lib}, only libcublas.so.13."""
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "cublas_v2.h").write_text("")
+    (root / "lib").mkdir()
+    (root / "lib" / "libcublas.so.13").write_bytes(b"")
+    return root
+
+
+def test_cublas_found_compiles_the_cuda_objects_with_it_and_links_it(project, tmp_path):
+    home = fake_cublas(tmp_path / "cu13")
+    result = scons(project, "--cublas=on", CUBLAS_HOME=str(home))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"[opgen] cuBLAS: cuBLAS ? (CUBLAS_HOME: {home / 'lib'})" in result.stdout
+    for line in nvcc_lines(result):
+        assert "-DOP_WITH_CUBLAS" in line and f"-isystem {home / 'include'}" in line
+    link = next(line for line in result.stdout.splitlines() if f"-o {LIBRARY}" in line)
+    assert "-l:libcublas.so.13" in link and f"-L{home / 'lib'}" in link and f"-Wl,-rpath={home / 'lib'}" in link
+    # Only the CUDA objects see it.
+    cpu = next(line for line in result.stdout.splitlines() if "-o build/obj/core/tensor.os" in line)
+    assert "OP_WITH_CUBLAS" not in cpu and str(home) not in cpu
+
+
+def test_cublas_off_and_auto_without_one(project, tmp_path):
+    off = scons(project, "--cublas=off")
+    assert off.returncode == 0 and "[opgen] cuBLAS: off (--cublas=off)" in off.stdout
+    assert not any("OP_WITH_CUBLAS" in line for line in nvcc_lines(off))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    auto = scons(project, CUBLAS_HOME=str(empty))
+    assert auto.returncode == 0
+    assert f"[opgen] cuBLAS: off (cuBLAS was not found; looked in {empty} (CUBLAS_HOME: no cublas_v2.h))" in auto.stdout
+
+
+def test_cublas_on_without_one_stops_with_status_2_saying_where_it_looked(project, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = scons(project, "--cublas=on", CUBLAS_HOME=str(empty))
+    assert result.returncode == 2
+    assert (f"scons: *** --cublas=on but cuBLAS was not found; looked in {empty} (CUBLAS_HOME: no cublas_v2.h) "
+            "(pip install nvidia-cublas, or set CUBLAS_HOME=DIR)") in result.stderr
+    without_cuda = scons(project, "--cublas=on", "--cuda=off")
+    assert without_cuda.returncode == 2 and "--cublas=on but CUDA is off" in without_cuda.stderr
