@@ -63,15 +63,20 @@ def test_native_builds_for_the_gpus_present():
     assert chosen.describe() == "sm_86, sm_90, compute_90"
 
 
-def test_native_without_a_gpu_builds_volta_to_hopper_as_far_as_nvcc_goes():
-    expected = tuple(a for a in cuda_arch.NO_GPU_ARCHS if a in NVCC_13)
+def test_native_without_a_gpu_covers_volta_to_hopper_as_far_as_nvcc_goes():
+    """SASS for Ampere and Ada (sm_80), PTX of the oldest nvcc compiles (CUDA 13 dropped Volta)."""
     for gpus in (None, ()):
         chosen = resolve(parse("native"), NVCC_13, gpus)
-        assert chosen.sass == expected and chosen.ptx == max(expected)
-        assert chosen.notes and chosen.notes[0].startswith("no GPU found")
-    assert 70 not in expected  # CUDA 13 dropped Volta
+        assert chosen.sass == (80,) and chosen.ptx == 75
+        assert chosen.gencode_flags() == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_75,code=compute_75"]
+        assert chosen.notes == ("no GPU found: sm_80, compute_75 (Volta to Hopper: SASS for Ampere and Ada, PTX for "
+                                "the others; --cuda-arch=LIST for more SASS)",)
     older = resolve(parse("native"), NVCC_12, None)
-    assert older.sass == cuda_arch.NO_GPU_ARCHS and older.ptx == 90
+    assert older.sass == (80,) and older.ptx == 70
+    only_hopper = resolve(parse("native"), (90, 100), None)
+    assert only_hopper.sass == (90,) and only_hopper.ptx == 90
+    with pytest.raises(ArchError, match="nvcc supports none of sm_70"):
+        resolve(parse("native"), (100, 120), None)
 
 
 def test_native_on_a_gpu_newer_than_nvcc_runs_the_newest_ptx():
@@ -83,8 +88,8 @@ def test_native_on_a_gpu_newer_than_nvcc_runs_the_newest_ptx():
 
 def test_native_on_a_gpu_older_than_nvcc_falls_back_to_the_default_list():
     chosen = resolve(parse("native"), NVCC_13, gpus=(60,))
-    assert chosen.sass == tuple(a for a in cuda_arch.NO_GPU_ARCHS if a in NVCC_13)
-    assert chosen.notes[0].startswith("nvcc cannot compile for the GPUs' sm_60: sm_75, sm_80")
+    assert chosen.sass == (80,) and chosen.ptx == 75
+    assert chosen.notes[0].startswith("nvcc cannot compile for the GPUs' sm_60: sm_80, compute_75")
 
 
 def test_all_is_every_architecture_from_volta_on():

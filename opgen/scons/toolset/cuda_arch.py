@@ -4,8 +4,8 @@ against what nvcc supports and the GPUs present, and rendered as -gencode flags.
 Pure logic (no SCons, no processes): the nvcc tool feeds it nvcc's and nvidia-smi's answers
 (cuda_probes.py), and its tests feed it fakes.
 
-    native  SASS for each GPU present (nvidia-smi) plus PTX of the newest; with no GPU, NO_GPU_ARCHS
-            as far as nvcc supports them, plus PTX of the newest
+    native  SASS for each GPU present (nvidia-smi) plus PTX of the newest; with no GPU, SASS for
+            sm_80 (Ampere and Ada) plus PTX of the oldest of Volta to Hopper nvcc supports
     all     SASS for every architecture nvcc lists from sm_70 on, plus PTX of the newest
     LIST    SASS for each one ("80,90", "sm_80 sm_90", "8.0;9.0"), plus PTX of the newest
 
@@ -16,8 +16,13 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-# Without a GPU to ask: Volta through Hopper.
+# Without a GPU to ask, the build covers Volta to Hopper (NO_GPU_ARCHS, as far as nvcc supports
+# them) at the cost of about one architecture: SASS for sm_80, which every Ampere and Ada GPU
+# runs (SASS runs on its major version at the same or a higher minor: 8.0 to 8.9), and PTX of
+# the oldest, which the driver compiles once for any other GPU. One SASS for each of them made
+# the CUDA compiles 37% of a cold build, and 75,80,90 30% (docs/cuda.md); this is under a fifth.
 NO_GPU_ARCHS = (70, 75, 80, 86, 89, 90)
+NO_GPU_SASS = 80
 OLDEST_OF_ALL = 70  # `all` starts at Volta, as the no-GPU list does
 MODES = ("native", "all")
 _NUMBER = re.compile(r"^(?:sm_|compute_)?(\d{2,3})$")
@@ -149,4 +154,8 @@ def _without_gpu(supported: Optional[Sequence[int]], why: str) -> Architectures:
     if not archs:
         raise ArchError(f"nvcc supports none of {_names(NO_GPU_ARCHS)} (it compiles {_names(supported)}); "
                         f"give a list such as --cuda-arch={supported[-1] if supported else 90}")
-    return Architectures(archs, max(archs), (f"{why}: {_names(archs)} (Volta to Hopper, as far as nvcc supports them)",))
+    sass = NO_GPU_SASS if NO_GPU_SASS in archs else archs[-1]
+    chosen = Architectures((sass,), archs[0])
+    return Architectures(chosen.sass, chosen.ptx,
+                         (f"{why}: {chosen.describe()} (Volta to Hopper: SASS for Ampere and Ada, PTX for the others; "
+                          "--cuda-arch=LIST for more SASS)",))
