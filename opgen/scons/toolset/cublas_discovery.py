@@ -10,15 +10,13 @@ nvidia-cublas-cu12 nvidia/cublas/{include,lib}.
 """
 import os
 import re
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 HEADER = "cublas_v2.h"
 _VERSIONED = re.compile(r"^libcublas\.so\.(\d+)$")
 
 
-@dataclass(frozen=True)
-class Cublas:
+class Cublas(NamedTuple):
     """A cuBLAS to compile and link against."""
     version: str        # "13.10.0", from cublas_api.h ("?" when it does not say)
     origin: str         # "CUDA toolkit", "CUBLAS_HOME", "pip"
@@ -30,8 +28,7 @@ class Cublas:
         return f"cuBLAS {self.version} ({self.origin}: {self.lib_dir})"
 
 
-@dataclass(frozen=True)
-class Search:
+class Search(NamedTuple):
     """What find_cublas found (None: nothing usable) and, place by place, where it looked."""
     found: Optional[Cublas]
     looked: tuple[str, ...]

@@ -13,8 +13,7 @@ The result is sorted and deduplicated, so the command line (and ccache's keys) o
 the choice does.
 """
 import re
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 # Without a GPU to ask, the build covers Volta to Hopper (NO_GPU_ARCHS, as far as nvcc supports
 # them) at the cost of about one architecture: SASS for sm_80, which every Ampere and Ada GPU
@@ -33,15 +32,13 @@ class ArchError(ValueError):
     """A --cuda-arch value that cannot be built: its message says why, for the user."""
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """A parsed --cuda-arch: a mode ("native", "all") or a list of architectures."""
     mode: str
     archs: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Architectures:
+class Architectures(NamedTuple):
     """What nvcc compiles: SASS for each of ``sass``, PTX of ``ptx``; ``notes`` say what was
     left out and why (for the build's notices)."""
     sass: tuple[int, ...]
