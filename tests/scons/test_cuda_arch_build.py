@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from helpers import copy_project, run_scons_loud
+from helpers import REPO_ROOT, copy_project, run_scons_loud
 from opgen.scons.toolset.cuda_arch import NO_GPU_ARCHS
 
 LIBRARY = os.path.join("build", "lib", "libopdispatch.so")
@@ -140,3 +140,56 @@ def test_cublas_on_without_one_stops_with_status_2_saying_where_it_looked(projec
             "(pip install nvidia-cublas, or set CUBLAS_HOME=DIR)") in result.stderr
     without_cuda = scons(project, "--cublas=on", "--cuda=off")
     assert without_cuda.returncode == 2 and "--cublas=on but CUDA is off" in without_cuda.stderr
+
+
+# ----- cuda_arch= on the plugin's builders (a downstream project against this checkout's runtime) -----
+
+DOWNSTREAM_SCONSTRUCT = """\
+import os
+import opgen.scons
+
+env = Environment(tools=["default", opgen.scons.tool, "nvcc"], toolpath=[opgen.scons.TOOLPATH],
+                  ENV={"PATH": os.environ["PATH"]}, CUDA_ARCH="80")
+arch = ARGUMENTS.get("ARCH")
+Default(env.OpgenOperatorLibrary("myops", yaml="myops.yaml", kernels=["kernels/scale.cu"],
+                                 **({"cuda_arch": arch} if arch else {})))
+"""
+
+
+@pytest.fixture(scope="module")
+def downstream(tmp_path_factory):
+    if not os.path.isfile(os.path.join(REPO_ROOT, LIBRARY)):
+        pytest.skip("the checkout is not built (its runtime is the downstream project's)")
+    root = tmp_path_factory.mktemp("cuda_downstream")
+    (root / "SConstruct").write_text(DOWNSTREAM_SCONSTRUCT)
+    (root / "myops.yaml").write_text("- func: myops::scale(Tensor x, float f=2.0) -> Tensor\n"
+                                     "  dispatch:\n    CUDA: scale_cuda\n")
+    (root / "kernels").mkdir()
+    (root / "kernels" / "scale.cu").write_text("// compiled with nvcc\n")
+    return root
+
+
+def downstream_scons(root, *args):
+    return run_scons_loud(root, "--verbose", "-n", *args, timeout=600,
+                          env={"NVCC": None, "OPGEN_RUNTIME": REPO_ROOT, "PYTHONPATH": REPO_ROOT, "NVIDIA_SMI": "off"})
+
+
+def kernel_gencode(result):
+    line = next(line for line in result.stdout.splitlines() if "nvcc -o" in line and "kernels/scale.cu" in line)
+    return gencode(line)
+
+
+def test_the_builders_cuda_arch_wins_over_the_environments(downstream):
+    own = downstream_scons(downstream, "ARCH=sm_90")
+    assert own.returncode == 0, own.stdout[-2000:] + own.stderr[-3000:]
+    assert kernel_gencode(own) == ["arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"]
+    environments = downstream_scons(downstream)
+    assert environments.returncode == 0, environments.stderr[-3000:]
+    assert kernel_gencode(environments) == ["arch=compute_80,code=sm_80", "arch=compute_80,code=compute_80"]
+
+
+def test_a_bad_cuda_arch_on_a_builder_stops_with_status_2(downstream):
+    result = downstream_scons(downstream, "ARCH=banana")
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "scons: *** OpgenOperatorLibrary('myops'): cuda_arch=banana: 'banana' is not a GPU architecture" in result.stderr
+    assert "Traceback" not in result.stderr

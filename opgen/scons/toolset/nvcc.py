@@ -35,6 +35,7 @@ import SCons.Builder
 import SCons.Defaults
 import SCons.Scanner.C
 import SCons.Tool
+import SCons.Util
 
 from opgen.scons.toolset import cuda_arch, cuda_probes
 from opgen.scons.toolset.messages import fail, notice
@@ -78,12 +79,23 @@ def _active(env):
 
 def _probe_cache(env):
     path = env.subst("$CUDA_PROBE_CACHE")
-    return env.File(path).abspath if path else None
+    if not path:
+        return None
+    # A path, not a File node: the cache is no part of the build's graph.
+    return os.path.join(env.Dir("#").abspath, path[1:]) if path.startswith("#") else os.path.abspath(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _where(program, search_path):
+    return SCons.Util.WhereIs(program, search_path) or ""
 
 
 def _nvidia_smi(env):
     requested = env.subst("$NVIDIA_SMI") or os.environ.get("NVIDIA_SMI", "") or "nvidia-smi"
-    return "" if requested.lower() == "off" else (env.WhereIs(requested) or "")
+    if requested.lower() == "off":
+        return ""
+    search_path = env["ENV"].get("PATH", "")  # memoized: every .cu command asks
+    return _where(requested, search_path if isinstance(search_path, str) else os.pathsep.join(search_path))
 
 
 @functools.lru_cache(maxsize=None)

@@ -50,6 +50,7 @@ def _store(cache_path: str, entries: dict) -> None:
         directory = os.path.dirname(cache_path) or "."
         os.makedirs(directory, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".probes-", dir=directory)
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from the checkout's other users
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(kept, handle, indent=1, sort_keys=True)
         os.replace(temporary, cache_path)
