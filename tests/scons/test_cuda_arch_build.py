@@ -193,3 +193,52 @@ def test_a_bad_cuda_arch_on_a_builder_stops_with_status_2(downstream):
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     assert "scons: *** OpgenOperatorLibrary('myops'): cuda_arch=banana: 'banana' is not a GPU architecture" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# ----- a real cuBLAS, where one is found ($CUBLAS_HOME, the toolkit or pip's wheel) -----
+
+TINY_CUBLAS_SCONSTRUCT = """\
+import os
+import opgen.scons
+
+env = Environment(tools=["default", "nvcc", "cublas"], toolpath=[opgen.scons.TOOLPATH],
+                  ENV={"PATH": os.environ["PATH"]}, CUBLAS_MODE="on", CUDA_ARCH="80")
+print("[tiny] " + env["CUBLAS"])
+cuda = env.Clone()
+env.CublasCompile(cuda)
+env.CublasLink(cuda)
+cuda.Append(LIBS=["cudart"], LIBPATH=[env["CUDA_HOME"] + "/lib64"])
+Default(cuda.SharedLibrary("tiny", ["tiny.cu"]))
+"""
+TINY_CUBLAS_SOURCE = """\
+#include <cublas_v2.h>
+extern "C" int tiny_cublas() {
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+  return cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS ? 0 : 2;
+}
+"""
+
+
+def test_a_tiny_cu_calling_cublas_compiles_and_links_against_the_cublas_found(tmp_path):
+    """Where the Python running SCons sees a cuBLAS (pip's nvidia-cublas, or $CUBLAS_HOME); skips
+    otherwise. Nothing runs: the library is linked and its NEEDED and RUNPATH read."""
+    import subprocess
+    import sys
+
+    from opgen.scons.toolset.cublas import _nvidia_dirs
+    from opgen.scons.toolset.cublas_discovery import find_cublas
+    from opgen.scons.toolset.nvcc import _cuda_home
+
+    search = find_cublas(cublas_home=os.environ.get("CUBLAS_HOME", ""), cuda_home=_cuda_home(NVCC),
+                         nvidia_dirs=_nvidia_dirs())
+    if search.found is None:
+        pytest.skip(search.why_not())
+    (tmp_path / "SConstruct").write_text(TINY_CUBLAS_SCONSTRUCT)
+    (tmp_path / "tiny.cu").write_text(TINY_CUBLAS_SOURCE)
+    result = subprocess.run([sys.executable, "-m", "SCons", "-Q"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "libtiny.so")], capture_output=True, text=True).stdout
+    assert re.search(r"NEEDED.*\[libcublas\.so", dynamic), dynamic
+    assert search.found.lib_dir in dynamic  # the rpath to cuBLAS's directory
