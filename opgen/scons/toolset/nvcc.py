@@ -38,7 +38,7 @@ import SCons.Tool
 import SCons.Util
 
 from opgen.scons.toolset import cuda_arch, cuda_probes
-from opgen.scons.toolset.messages import fail, notice
+from opgen.scons.toolset.messages import fail, notice, option
 from opgen.scons.toolset.programs import compiler_identity, find_program, mode_of
 
 SUFFIX = ".cu"
@@ -121,7 +121,8 @@ def _architectures(env, value=None, what=None):
 
 @functools.lru_cache(maxsize=None)
 def _notice_once(text):
-    notice(text)  # once per build, however many environments load the tool
+    if not option("help"):  # once per build, however many environments load the tool; not in `scons -h`
+        notice(text)
 
 
 def _gencode(env):
