@@ -80,6 +80,10 @@ COVERED = {
     ("docs/functionalization.md", "opgen generate PYTORCH_YAML --keys Functionalize --out DIR"):
         "tests/codegen/test_functionalization_parity.py::Functionalize",
     # Builds beyond one machine: tests/remote starts redis-server and distccd (skips without them).
+    # CUDA builds need nvcc (and, for cuBLAS, a cuBLAS): their SCons tests run them on -n builds.
+    ("docs/cuda.md", "scons -j2 --cuda-arch=80,90"): "tests/scons/test_cuda_arch_build.py::--cuda-arch=90,sm_80",
+    ("docs/cuda.md", "CUBLAS_HOME=$(python -c \"import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13'))\") "
+                     "scons -j2 --cublas=on"): "tests/scons/test_cuda_arch_build.py::CUBLAS_HOME=str(home)",
     ("docs/distributed-builds.md", "scons --ccache-remote=redis://10.0.0.1:6379 --distcc=10.0.0.2/8,10.0.0.3/8,localhost/2"):
         "tests/remote/test_distcc.py::--distcc=",
 }

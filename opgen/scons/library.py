@@ -34,6 +34,11 @@ those implementing no group). When the caller generates (``codegen=``), it passe
 After each link, the objects' and the library's sizes are recorded in the codegen cache
 (sizes.py: object_sizes.json, for ``opgen select --report``).
 
+Kernels in .cu files compile with nvcc when the environment loads the nvcc tool
+(``tools=["default", opgen.scons.tool, "nvcc"]``, toolpath=[opgen.scons.TOOLPATH]), for the
+architectures of ``cuda_arch=`` ("native", "all" or a list such as "80,90"; default: the
+environment's $CUDA_ARCH, itself "native" by default: see toolset/nvcc.py).
+
 Construction variables: OPGEN_GENERATED_CXXFLAGS (default -O1) and OPGEN_KERNEL_CXXFLAGS
 (default -O2) are appended to CXXFLAGS of the group units and of the kernels;
 OPGEN_MISSING_KERNELS (error|stub) is the default of ``missing_kernels=``.
@@ -54,15 +59,35 @@ from opgen.scons.sdk import find_runtime
 from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
 from opgen.scons.sizes import record_object_sizes
 from opgen.scons.stop import stop
+from opgen.scons.toolset.cuda_arch import ArchError
+from opgen.scons.toolset.cuda_arch import parse as parse_cuda_arch
 
 # The runtime's header that a precompiled header is made of, as sources include it.
 PRECOMPILED_HEADER = "dispatch/precompiled.h"
 
 
-def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header):
+def _cuda_arch(env, builder, name, cuda_arch):
+    """cuda_arch= checked as --cuda-arch is (a bad one stops the build with exit status 2)."""
+    if cuda_arch is None:
+        return None
+    what = f"{builder}('{name}'): cuda_arch"
+    if hasattr(env, "CudaArchitectures"):  # the nvcc tool is loaded: resolved against nvcc
+        env.CudaArchitectures(str(cuda_arch), what=what)
+    else:
+        try:
+            parse_cuda_arch(str(cuda_arch))
+        except ArchError as exc:
+            stop(None, f"{what}={cuda_arch}: {exc}")
+    return str(cuda_arch)
+
+
+def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch=None):
     """An environment compiling against the generated files first, then the runtime's headers,
-    with the flags of every opgen object, linking -lopdispatch unless it builds the runtime."""
+    with the flags of every opgen object, linking -lopdispatch unless it builds the runtime;
+    its .cu kernels compile for ``cuda_arch`` when given (else $CUDA_ARCH)."""
     build_env = judged_by_policy(env)
+    if cuda_arch is not None:
+        build_env["CUDA_ARCH"] = cuda_arch
     common_flags(build_env)
     build_env.Append(CPPPATH=[gen_dir, runtime.include_dir])
     if runtime.library_dir is not None:
@@ -202,8 +227,9 @@ def _dispatch_keys(name, keys):
 
 def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, build_dir="build", missing_kernels=None,
                       ops=None, *, model=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None,
-                      objects=(), precompiled_header=PRECOMPILED_HEADER):
+                      objects=(), precompiled_header=PRECOMPILED_HEADER, cuda_arch=None):
     mode = mode_of(env, name, missing_kernels)
+    cuda_arch = _cuda_arch(env, "OpgenOperatorLibrary", name, cuda_arch)
     runtime = runtime or find_runtime(env)
     if model is None:
         if yaml is None:
@@ -219,7 +245,7 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
         codegen = env.OpgenCodegen(model, gen_dir, config=config, groups=selected.groups if selected else None)
     if selected is not None:
         kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
-    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
+    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch)
     closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
     group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
     kernel_objects = _kernel_objects_by_source(envs[ObjectKind.KERNEL], kernels, obj_dir)
@@ -241,9 +267,10 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
 
 def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=None, build_dir="build", *,
                      model=None, backend=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None,
-                     precompiled_header=PRECOMPILED_HEADER):
+                     precompiled_header=PRECOMPILED_HEADER, cuda_arch=None):
     """Registrations of a backend yaml's kernels (and the out=/in-place wrappers derived from
     them) for the operators of ``yaml`` (default: the runtime's own, installed with it)."""
+    cuda_arch = _cuda_arch(env, "OpgenBackendLibrary", name, cuda_arch)
     runtime = runtime or find_runtime(env)
     if model is None:
         if yaml is None:
@@ -259,7 +286,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     obj_dir = obj_dir or f"{build_dir}/{name}/obj"
     if codegen is None:
         codegen = env.OpgenBackendCodegen(model, backend, gen_dir)
-    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header)
+    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch)
     closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
     objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
     registrations = [o for group in sorted(objects) for o in objects[group]]

@@ -21,7 +21,7 @@ def test_help_lists_the_yaml_options_and_install(project):
     result = scons(project, "-h")
     assert result.returncode == 0, result.stderr
     for text in ("--yaml=PATH", "--tags=PATH", "--missing-kernels=error|stub", "--kernels=auto|builtin|none",
-                 "install PREFIX=DIR"):
+                 "--cuda-arch=native|all|LIST", "--cublas=auto|on|off", "install PREFIX=DIR"):
         assert text in result.stdout, text
 
 
