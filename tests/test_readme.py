@@ -84,6 +84,9 @@ COVERED = {
     ("docs/cuda.md", "scons -j2 --cuda-arch=80,90"): "tests/scons/test_cuda_arch_build.py::--cuda-arch=90,sm_80",
     ("docs/cuda.md", "CUBLAS_HOME=$(python -c \"import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13'))\") "
                      "scons -j2 --cublas=on"): "tests/scons/test_cuda_arch_build.py::CUBLAS_HOME=str(home)",
+    # The emulator's toolkit is laid out (and a build against it run) by the emulated CUDA tests.
+    ("docs/cuda.md", "python tests/cuda_emulator/toolkit.py /tmp/cuda-emulator"):
+        "tests/runtime/test_cuda_emulated.py::make_toolkit",
     ("docs/distributed-builds.md", "scons --ccache-remote=redis://10.0.0.1:6379 --distcc=10.0.0.2/8,10.0.0.3/8,localhost/2"):
         "tests/remote/test_distcc.py::--distcc=",
 }
@@ -91,8 +94,7 @@ COVERED = {
 # take minutes): a benchmark line is covered by the script existing as a program.
 COVERED_PATTERNS = [
     ("docs/benchmarks.md", re.compile(r"python (tests/bench/\w+\.py)( .*)?"), r"\1::__main__"),
-    # The CUDA benchmark needs a GPU machine; its section is written apart, to be merged into cuda.md.
-    ("docs/cuda-bench-section.md", re.compile(r"python3? (tests/bench/\w+\.py)( .*)?"), r"\1::__main__"),
+    # The CUDA benchmark needs a GPU machine.
     ("docs/cuda.md", re.compile(r"python3? (tests/bench/\w+\.py)( .*)?"), r"\1::__main__"),
 ]
 
