@@ -28,14 +28,6 @@ def no_device(opdispatch):
     return opdispatch
 
 
-@pytest.fixture(scope="module")
-def cuda(opdispatch):
-    """The opdispatch package, when a CUDA device can run kernels."""
-    if not opdispatch._C._cuda_is_available():
-        pytest.skip("no CUDA device available")
-    return opdispatch
-
-
 def no_device_message(built):
     return "CUDA: no CUDA device is available (" if built else "built without CUDA"
 
