@@ -72,10 +72,14 @@ void run_block(Block& block) {
     f.context.uc_link = &block.scheduler;
     makecontext(&f.context, fiber_main, 0);
   }
-  for (bool live = true; live;) {
+  // Between two barriers each thread runs alone, start to finish; alternating the order of the
+  // rounds makes a read of shared memory that a missing barrier leaves unordered see a stale
+  // value in one order or the other.
+  bool backwards = false;
+  for (bool live = true; live; backwards = !backwards) {
     live = false;
-    for (unsigned t = 0; t < threads; ++t) {
-      Fiber& f = block.fibers[t];
+    for (unsigned k = 0; k < threads; ++k) {
+      Fiber& f = block.fibers[backwards ? threads - 1 - k : k];
       if (f.done) continue;
       block.running = &f;
       threadIdx = f.index;
