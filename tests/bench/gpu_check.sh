@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Everything issue 37 asks of a GPU machine, in one call that fits a short device lease:
+#   bash tests/bench/gpu_check.sh OUTDIR [SECONDS]
+# builds the library for the GPU present (SCons -j of the cores, --cuda-arch=native), then, each
+# step bounded so the whole stays inside SECONDS (default 480) and each writing its log under
+# OUTDIR: the C++ unit tests, the CUDA tests (test_cuda_ops, test_cuda_kernel_paths,
+# test_cuda_memory, the CUDA cases of test_autograd_layers), the architectures in the library
+# (cuobjdump), the benchmark beside torch (tests/bench/bench_cuda.py) and compute-sanitizer's
+# memcheck over the CUDA tests. Wheels in .whl/ (SCons, OpenBLAS: the machine cannot reach PyPI)
+# are installed first into a private folder. Prints one summary line per step.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${1:?usage: gpu_check.sh OUTDIR [SECONDS]}"
+budget="${2:-480}"
+mkdir -p "$out"
+start=$(date +%s)
+export PYTHONUNBUFFERED=1
+
+left() { echo $(( budget - ($(date +%s) - start) )); }
+# step NAME SECONDS COMMAND...: runs COMMAND with at most SECONDS (and what is left), logs to OUTDIR/NAME.log.
+step() {
+  local name="$1" limit="$2"; shift 2
+  local remaining; remaining=$(left)
+  if (( remaining < 20 )); then echo "$name: not run (time is up)"; return; fi
+  (( limit > remaining )) && limit=$remaining
+  local t0; t0=$(date +%s)
+  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -E 'passed|failed|error|skipped' "$out/$name.log" | tail -1)"
+}
+
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/opgen-site .whl/*.whl && export PYTHONPATH=/tmp/opgen-site${PYTHONPATH:+:$PYTHONPATH}
+fi
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "gpu: $(cat "$out/gpu.txt")"
+
+step build 240 python3 -m SCons -Q -j"$(nproc)"
+grep -E '^\[opgen\] (CUDA|cuBLAS|BLAS)' "$out/build.log" | head -3
+step cpp_tests 60 ./build/bin/opdispatch_tests
+step cuda_tests 150 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_cuda_ops.py \
+  tests/runtime/test_cuda_kernel_paths.py tests/runtime/test_cuda_memory.py -rs
+step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"
+step cuobjdump 20 bash -c "cuobjdump --list-elf build/lib/libopdispatch.so; cuobjdump --list-ptx build/lib/libopdispatch.so"
+step bench 200 python3 tests/bench/bench_cuda.py --budget 180 --json "$out/bench-cuda.json"
+cat "$out/bench.log"
+step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -x -q -p no:cacheprovider \
+  tests/runtime/test_cuda_ops.py tests/runtime/test_cuda_kernel_paths.py -k "not 2_to_the_31"
+tail -3 "$out/memcheck.log"
+echo "total: $(( $(date +%s) - start )) s"
