@@ -3,10 +3,10 @@
 #   bash tests/bench/gpu_check.sh OUTDIR [SECONDS]
 # builds the library for the GPU present (SCons -j of the cores, --cuda-arch=native), then, each
 # step bounded so the whole stays inside SECONDS (default 480) and each writing its log under
-# OUTDIR: the C++ unit tests, the CUDA tests (test_cuda_ops, test_cuda_kernel_paths,
-# test_cuda_memory, the CUDA cases of test_autograd_layers), the architectures in the library
-# (cuobjdump), the benchmark beside torch (tests/bench/bench_cuda.py) and compute-sanitizer's
-# memcheck over the CUDA tests. Wheels in .whl/ (SCons, OpenBLAS: the machine cannot reach PyPI)
+# OUTDIR, most telling first: the architectures in the library (cuobjdump), the CUDA tests
+# (test_cuda_ops, test_cuda_kernel_paths, test_cuda_memory), the benchmark beside torch
+# (tests/bench/bench_cuda.py), compute-sanitizer's memcheck over the CUDA tests, the CUDA cases
+# of test_autograd_layers and the C++ unit tests. Wheels in .whl/ (SCons, OpenBLAS: the machine cannot reach PyPI)
 # are installed first into a private folder. Prints one summary line per step.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,14 +37,16 @@ echo "gpu: $(cat "$out/gpu.txt")"
 
 step build 240 python3 -m SCons -Q -j"$(nproc)"
 grep -E '^\[opgen\] (CUDA|cuBLAS|BLAS)' "$out/build.log" | head -3
-step cpp_tests 60 ./build/bin/opdispatch_tests
+step cuobjdump 20 bash -c "cuobjdump --list-elf build/lib/libopdispatch.so | sort | uniq -c | sort -rn | head; cuobjdump --list-ptx build/lib/libopdispatch.so | wc -l"
+head -3 "$out/cuobjdump.log"
 step cuda_tests 150 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_cuda_ops.py \
   tests/runtime/test_cuda_kernel_paths.py tests/runtime/test_cuda_memory.py -rs
-step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"
-step cuobjdump 20 bash -c "cuobjdump --list-elf build/lib/libopdispatch.so; cuobjdump --list-ptx build/lib/libopdispatch.so"
-step bench 200 python3 tests/bench/bench_cuda.py --budget 180 --json "$out/bench-cuda.json"
+grep -E "^(FAILED|ERROR)" "$out/cuda_tests.log" | head -20
+step bench 170 python3 tests/bench/bench_cuda.py --budget 150 --json "$out/bench-cuda.json"
 cat "$out/bench.log"
 step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -x -q -p no:cacheprovider \
   tests/runtime/test_cuda_ops.py tests/runtime/test_cuda_kernel_paths.py -k "not 2_to_the_31"
-tail -3 "$out/memcheck.log"
+grep -E "ERROR SUMMARY|Invalid|FAILED" "$out/memcheck.log" | head -10
+step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"
+step cpp_tests 60 ./build/bin/opdispatch_tests
 echo "total: $(( $(date +%s) - start )) s"
