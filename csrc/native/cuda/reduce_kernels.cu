@@ -151,6 +151,34 @@ __device__ inline int64_t reduced_offset(const ReduceArgs& args, int64_t r) {
   return o[0];
 }
 
+// One thread's fold of reduced elements first, first + step, ... below end. Four elements are
+// read before any is folded, into four accumulators, so four loads are in flight at once (a
+// single chain of load-then-combine waits out the memory latency at every element). combine is
+// associative and breaks ties by index, so the order of folding changes no result but a
+// floating sum's rounding.
+template <class T, class Op>
+__device__ typename Op::Acc fold_strided(const ReduceArgs& args, const T* base, int64_t first, int64_t end, int64_t step,
+                                         const Op& op) {
+  using Acc = typename Op::Acc;
+  constexpr int kInFlight = 4;
+  Acc acc[kInFlight];
+#pragma unroll
+  for (int j = 0; j < kInFlight; ++j) acc[j] = op.identity();
+  int64_t r = first;
+  if (args.reduced.ndim <= 1) {  // one stride: no division per element
+    const int64_t stride = args.reduced.ndim == 0 ? 0 : args.reduced.strides[0][0];
+    for (; r + (kInFlight - 1) * step < end; r += kInFlight * step) {
+      T v[kInFlight];
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) v[j] = base[(r + j * step) * stride];
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) acc[j] = op.combine(acc[j], op.make(v[j], r + j * step));
+    }
+  }
+  for (; r < end; r += step) acc[0] = op.combine(acc[0], op.make(base[reduced_offset(args, r)], r));
+  return op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
+}
+
 // Folds one value per thread of the block into thread 0's `acc` (the shared array holds
 // blockDim.x entries, each thread's `lane` among those folded together in `group` threads).
 template <class Op>
@@ -199,10 +227,7 @@ __global__ void reduce_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     int64_t kept[2];
     args.kept.get(out, kept);
-    const T* base = self + kept[0];
-    Acc acc = op.identity();
-#pragma unroll 4
-    for (int64_t r = begin + threadIdx.x; r < end; r += kThreads) acc = op.combine(acc, op.make(base[reduced_offset(args, r)], r));
+    Acc acc = fold_strided(args, self + kept[0], begin + threadIdx.x, end, kThreads, op);
     acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
     if (threadIdx.x == 0) emit(sink, args, op, out, kept[1], acc);
     __syncthreads();  // shared is reused by the next output
@@ -226,12 +251,7 @@ __global__ void reduce_columns_kernel(ReduceArgs args, const T* self, Sink<Op> s
     const int64_t out = first + x;
     int64_t kept[2] = {0, 0};
     if (out < args.nout) args.kept.get(out, kept);
-    Acc acc = op.identity();
-    if (out < args.nout) {
-      const T* base = self + kept[0];
-#pragma unroll 4
-      for (int64_t r = begin + y; r < end; r += kRowsPerBlock) acc = op.combine(acc, op.make(base[reduced_offset(args, r)], r));
-    }
+    Acc acc = out < args.nout ? fold_strided(args, self + kept[0], begin + y, end, kRowsPerBlock, op) : op.identity();
     // Column x's threads sit kColumns apart in `shared`.
     acc = fold_in_shared(shared, acc, threadIdx.x, kRowsPerBlock, kColumns, op);
     if (y == 0 && out < args.nout) emit(sink, args, op, out, kept[1], acc);

@@ -53,6 +53,26 @@ struct RowTiling {
   __device__ static int lane() { return threadIdx.x % kWidth; }
 };
 
+// The fold of one thread's elements of a row (lane, lane + kWidth, ...) with four loads in
+// flight: four partial results (`add` takes in one value), merged at the end (max and sum do not
+// depend on the order, but for a sum's rounding).
+template <int kWidth, class T, class Acc, class Add, class Merge>
+__device__ Acc fold_in_flight(const T* row, int64_t n, Acc init, Add add, Merge merge) {
+  constexpr int kInFlight = 4;
+  const int lane = RowTiling<kWidth>::lane();
+  Acc acc[kInFlight] = {init, init, init, init};
+  int64_t k = lane;
+  for (; k + (kInFlight - 1) * kWidth < n; k += kInFlight * kWidth) {
+    T v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = row[k + j * kWidth];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc[j] = add(acc[j], v[j]);
+  }
+  for (; k < n; k += kWidth) acc[0] = add(acc[0], row[k]);
+  return merge(merge(acc[0], acc[1]), merge(acc[2], acc[3]));
+}
+
 // Adjacent rows (inner == 1). All threads of a block run the same number of iterations, so the
 // block-wide folds see every thread.
 template <int kWidth, class T>
@@ -65,13 +85,13 @@ __global__ void log_softmax_adjacent_kernel(T* out, const T* in, int64_t rows, i
     const bool live = row < rows;
     const T* x = in + (live ? row : 0) * n;
     T m = -INFINITY;
-    if (live)
-      for (int64_t k = Tiling::lane(); k < n; k += kWidth) m = max_with_nan(m, x[k]);
-    m = fold_row<kWidth>(m, scratch_max, [](T a, T b) { return max_with_nan(a, b); });
+    const auto larger = [](T a, T b) { return max_with_nan(a, b); };
+    const auto plus = [](double a, double b) { return a + b; };
+    if (live) m = fold_in_flight<kWidth>(x, n, m, larger, larger);
+    m = fold_row<kWidth>(m, scratch_max, larger);
     double sum = 0;
-    if (live)
-      for (int64_t k = Tiling::lane(); k < n; k += kWidth) sum += exp_of(x[k] - m);
-    sum = fold_row<kWidth>(sum, scratch_sum, [](double a, double b) { return a + b; });
+    if (live) sum = fold_in_flight<kWidth>(x, n, 0.0, [m](double a, T v) { return a + exp_of(v - m); }, plus);
+    sum = fold_row<kWidth>(sum, scratch_sum, plus);
     if (live) {
       const T log_sum = static_cast<T>(log(sum));
       T* y = out + row * n;
@@ -90,9 +110,9 @@ __global__ void log_softmax_backward_adjacent_kernel(T* grad_input, const T* gra
     const bool live = row < rows;
     const int64_t start = (live ? row : 0) * n;
     double sum = 0;
-    if (live)
-      for (int64_t k = Tiling::lane(); k < n; k += kWidth) sum += grad_output[start + k];
-    sum = fold_row<kWidth>(sum, scratch, [](double a, double b) { return a + b; });
+    const auto plus = [](double a, double b) { return a + b; };
+    if (live) sum = fold_in_flight<kWidth>(grad_output + start, n, 0.0, plus, plus);
+    sum = fold_row<kWidth>(sum, scratch, plus);
     if (live) {
       const T total = static_cast<T>(sum);
       for (int64_t k = Tiling::lane(); k < n; k += kWidth)
