@@ -26,7 +26,9 @@ step() {
   local t0; t0=$(date +%s)
   timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
   local rc=$?
-  echo "$name: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -E 'passed|failed|error|skipped' "$out/$name.log" | tail -1)"
+  local summary; summary=$(grep -E '[0-9]+ (passed|failed)' "$out/$name.log" | tail -1)
+  [ -n "$summary" ] || summary=$(grep -E 'error|skipped' "$out/$name.log" | tail -1)
+  echo "$name: exit $rc in $(( $(date +%s) - t0 )) s; $summary"
 }
 
 if compgen -G ".whl/*.whl" > /dev/null; then
@@ -49,4 +51,8 @@ step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -
 grep -E "ERROR SUMMARY|Invalid|FAILED" "$out/memcheck.log" | head -10
 step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"
 step cpp_tests 60 ./build/bin/opdispatch_tests
+# The short logs in one file: a device call brings back at most 8 files.
+for small in gpu cuobjdump autograd_cuda cpp_tests; do
+  for f in "$out/$small".*; do [ -f "$f" ] && { echo "== $f"; cat "$f"; rm -f "$f"; }; done
+done > "$out/misc.log"
 echo "total: $(( $(date +%s) - start )) s"

@@ -110,9 +110,11 @@ def test_argmax_across_splits_finds_the_first_maximum_and_the_first_nan(cuda):
 # ----- log_softmax -----
 
 @pytest.mark.parametrize("shape,dim", [
-    ((1000, 10), 1),       # a warp per row
-    ((64, 1024), 1),       # the longest warp row
-    ((37, 5000), 1),       # a block per row
+    ((1000, 10), 1),       # a warp per row, in registers
+    ((64, 1024), 1),       # the longest warp row, read from memory
+    ((9, 1500), 1),        # a block per row, in registers
+    ((20, 4096), 1),       # the longest row a block keeps in registers
+    ((37, 5000), 1),       # a block per row, read from memory
     ((3, 257, 6), 1),      # interleaved rows
     ((300, 20), 0),        # interleaved: along the first dimension
 ])

@@ -179,6 +179,46 @@ __device__ typename Op::Acc fold_strided(const ReduceArgs& args, const T* base, 
   return op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
 }
 
+// The rows kernel's fold when the reduced elements of a row are adjacent: every thread reads
+// whole packets (kVec elements, one 16-byte access for float), four packets in flight; the
+// elements before the first packet boundary and after the last one are read one per thread.
+template <class T, class Op>
+__device__ typename Op::Acc fold_adjacent(const T* row, int64_t begin, int64_t end, const Op& op) {
+  using Acc = typename Op::Acc;
+  using cuda::kVec;
+  using cuda::Packet;
+  constexpr int kInFlight = 4;
+  Acc acc[kInFlight];
+#pragma unroll
+  for (int j = 0; j < kInFlight; ++j) acc[j] = op.identity();
+  // The first index at or after `begin` whose address is a packet boundary (a row starts on an
+  // element boundary, so only the element count matters).
+  const int64_t shift = static_cast<int64_t>((reinterpret_cast<uintptr_t>(row) / sizeof(T)) % kVec);
+  int64_t first_packet = begin + (kVec - (shift + begin) % kVec) % kVec;
+  if (first_packet > end) first_packet = end;
+  const int64_t packets = (end - first_packet) / kVec;
+  const int64_t after = first_packet + packets * kVec;
+  for (int64_t r = begin + threadIdx.x; r < first_packet; r += kThreads) acc[0] = op.combine(acc[0], op.make(row[r], r));
+  for (int64_t r = after + threadIdx.x; r < end; r += kThreads) acc[1] = op.combine(acc[1], op.make(row[r], r));
+  const Packet<T>* packet = reinterpret_cast<const Packet<T>*>(row + first_packet);
+  int64_t q = threadIdx.x;
+  for (; q + (kInFlight - 1) * kThreads < packets; q += kInFlight * kThreads) {
+    Packet<T> v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = packet[q + j * kThreads];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j)
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) acc[j] = op.combine(acc[j], op.make(v[j].v[e], first_packet + (q + j * kThreads) * kVec + e));
+  }
+  for (; q < packets; q += kThreads) {
+    const Packet<T> v = packet[q];
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc[2] = op.combine(acc[2], op.make(v.v[e], first_packet + q * kVec + e));
+  }
+  return op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
+}
+
 // Folds one value per thread of the block into thread 0's `acc` (the shared array holds
 // blockDim.x entries, each thread's `lane` among those folded together in `group` threads).
 template <class Op>
@@ -227,7 +267,9 @@ __global__ void reduce_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     int64_t kept[2];
     args.kept.get(out, kept);
-    Acc acc = fold_strided(args, self + kept[0], begin + threadIdx.x, end, kThreads, op);
+    const bool adjacent = args.reduced.ndim == 1 && args.reduced.strides[0][0] == 1;
+    Acc acc = adjacent ? fold_adjacent(self + kept[0], begin, end, op)
+                       : fold_strided(args, self + kept[0], begin + threadIdx.x, end, kThreads, op);
     acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
     if (threadIdx.x == 0) emit(sink, args, op, out, kept[1], acc);
     __syncthreads();  // shared is reused by the next output
