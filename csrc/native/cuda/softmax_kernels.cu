@@ -73,112 +73,50 @@ __device__ Acc fold_in_flight(const T* row, int64_t n, Acc init, Add add, Merge 
   return merge(merge(acc[0], acc[1]), merge(acc[2], acc[3]));
 }
 
-// A thread's elements of a row held in registers (element lane + i * kWidth in slot i), for rows
-// of at most kWidth * kCached elements: the row is read from memory once, every load in flight
-// together, however many passes the kernel makes over it.
-template <int kWidth, int kCached, class T>
-struct RowInRegisters {
-  T v[kCached];
-
-  __device__ void load(const T* row, int64_t n) {
-    const int lane = RowTiling<kWidth>::lane();
-#pragma unroll
-    for (int i = 0; i < kCached; ++i) {
-      const int64_t k = lane + int64_t(i) * kWidth;
-      v[i] = k < n ? row[k] : T(0);
-    }
-  }
-  template <class Acc, class Add>
-  __device__ Acc fold(int64_t n, Acc acc, Add add) const {
-    const int lane = RowTiling<kWidth>::lane();
-#pragma unroll
-    for (int i = 0; i < kCached; ++i)
-      if (lane + int64_t(i) * kWidth < n) acc = add(acc, v[i]);
-    return acc;
-  }
-};
-
-// Adjacent rows (inner == 1), kWidth threads a row; kCached > 0: rows of at most kWidth * kCached
-// elements, kept in registers. All threads of a block run the same number of iterations, so the
+// Adjacent rows (inner == 1). All threads of a block run the same number of iterations, so the
 // block-wide folds see every thread.
-template <int kWidth, int kCached, class T>
+template <int kWidth, class T>
 __global__ void log_softmax_adjacent_kernel(T* out, const T* in, int64_t rows, int64_t n) {
   using Tiling = RowTiling<kWidth>;
   __shared__ double scratch_sum[kWidth > 32 ? kWidth / 32 : 1];
   __shared__ T scratch_max[kWidth > 32 ? kWidth / 32 : 1];
-  const auto larger = [](T a, T b) { return max_with_nan(a, b); };
-  const auto plus = [](double a, double b) { return a + b; };
   const int64_t rounds = (rows + Tiling::kRowsPerBlock - 1) / Tiling::kRowsPerBlock;
   for (int64_t row = Tiling::first_row(), round = blockIdx.x; round < rounds; row += Tiling::row_step(), round += gridDim.x) {
     const bool live = row < rows;
     const T* x = in + (live ? row : 0) * n;
-    T* y = out + (live ? row : 0) * n;
     T m = -INFINITY;
+    const auto larger = [](T a, T b) { return max_with_nan(a, b); };
+    const auto plus = [](double a, double b) { return a + b; };
+    if (live) m = fold_in_flight<kWidth>(x, n, m, larger, larger);
+    m = fold_row<kWidth>(m, scratch_max, larger);
     double sum = 0;
-    if constexpr (kCached > 0) {
-      RowInRegisters<kWidth, kCached, T> cached;
-      if (live) {
-        cached.load(x, n);
-        m = cached.fold(n, m, larger);
-      }
-      m = fold_row<kWidth>(m, scratch_max, larger);
-      if (live) sum = cached.fold(n, 0.0, [m](double a, T v) { return a + exp_of(v - m); });
-      sum = fold_row<kWidth>(sum, scratch_sum, plus);
-      if (live) {
-        const T log_sum = static_cast<T>(log(sum));
-#pragma unroll
-        for (int i = 0; i < kCached; ++i) {
-          const int64_t k = Tiling::lane() + int64_t(i) * kWidth;
-          if (k < n) y[k] = (cached.v[i] - m) - log_sum;
-        }
-      }
-    } else {
-      if (live) m = fold_in_flight<kWidth>(x, n, m, larger, larger);
-      m = fold_row<kWidth>(m, scratch_max, larger);
-      if (live) sum = fold_in_flight<kWidth>(x, n, 0.0, [m](double a, T v) { return a + exp_of(v - m); }, plus);
-      sum = fold_row<kWidth>(sum, scratch_sum, plus);
-      if (live) {
-        const T log_sum = static_cast<T>(log(sum));
-        for (int64_t k = Tiling::lane(); k < n; k += kWidth) y[k] = (x[k] - m) - log_sum;
-      }
+    if (live) sum = fold_in_flight<kWidth>(x, n, 0.0, [m](double a, T v) { return a + exp_of(v - m); }, plus);
+    sum = fold_row<kWidth>(sum, scratch_sum, plus);
+    if (live) {
+      const T log_sum = static_cast<T>(log(sum));
+      T* y = out + row * n;
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth) y[k] = (x[k] - m) - log_sum;
     }
   }
 }
 
-template <int kWidth, int kCached, class T>
+template <int kWidth, class T>
 __global__ void log_softmax_backward_adjacent_kernel(T* grad_input, const T* grad_output, const T* output, int64_t rows,
                                                      int64_t n) {
   using Tiling = RowTiling<kWidth>;
   __shared__ double scratch[kWidth > 32 ? kWidth / 32 : 1];
-  const auto plus = [](double a, double b) { return a + b; };
   const int64_t rounds = (rows + Tiling::kRowsPerBlock - 1) / Tiling::kRowsPerBlock;
   for (int64_t row = Tiling::first_row(), round = blockIdx.x; round < rounds; row += Tiling::row_step(), round += gridDim.x) {
     const bool live = row < rows;
     const int64_t start = (live ? row : 0) * n;
     double sum = 0;
-    if constexpr (kCached > 0) {
-      RowInRegisters<kWidth, kCached, T> cached;
-      if (live) {
-        cached.load(grad_output + start, n);
-        sum = cached.fold(n, 0.0, plus);
-      }
-      sum = fold_row<kWidth>(sum, scratch, plus);
-      if (live) {
-        const T total = static_cast<T>(sum);
-#pragma unroll
-        for (int i = 0; i < kCached; ++i) {
-          const int64_t k = Tiling::lane() + int64_t(i) * kWidth;
-          if (k < n) grad_input[start + k] = cached.v[i] - exp_of(output[start + k]) * total;
-        }
-      }
-    } else {
-      if (live) sum = fold_in_flight<kWidth>(grad_output + start, n, 0.0, plus, plus);
-      sum = fold_row<kWidth>(sum, scratch, plus);
-      if (live) {
-        const T total = static_cast<T>(sum);
-        for (int64_t k = Tiling::lane(); k < n; k += kWidth)
-          grad_input[start + k] = grad_output[start + k] - exp_of(output[start + k]) * total;
-      }
+    const auto plus = [](double a, double b) { return a + b; };
+    if (live) sum = fold_in_flight<kWidth>(grad_output + start, n, 0.0, plus, plus);
+    sum = fold_row<kWidth>(sum, scratch, plus);
+    if (live) {
+      const T total = static_cast<T>(sum);
+      for (int64_t k = Tiling::lane(); k < n; k += kWidth)
+        grad_input[start + k] = grad_output[start + k] - exp_of(output[start + k]) * total;
     }
   }
 }
@@ -216,10 +154,8 @@ __global__ void log_softmax_backward_interleaved_kernel(T* grad_input, const T* 
   }
 }
 
-// A warp per row up to this length, a block per row beyond; rows of at most kCached elements a
-// thread are kept in registers.
+// A warp per row up to this length, a block per row beyond.
 constexpr int64_t kWarpRowLimit = 1024;
-constexpr int kCached = 16;
 
 // Blocks for `rows` rows of kWidth threads each.
 template <int kWidth>
@@ -243,17 +179,13 @@ void log_softmax_cuda(const TensorBase& out, const TensorBase& self, int64_t dim
   OP_CUDA_DISPATCH_FLOATING_TYPES(self.dtype(), "_log_softmax", {
     scalar_t* y = out.data_ptr<scalar_t>();
     const scalar_t* x = self.data_ptr<scalar_t>();
-    constexpr int kBlock = cuda::kThreads;
     if (r.inner > 1)
-      log_softmax_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), kBlock, 0, s>>>(y, x, r);
-    else if (r.n <= 32 * kCached)
-      log_softmax_adjacent_kernel<32, kCached, scalar_t><<<row_blocks<32>(rows), kBlock, 0, s>>>(y, x, rows, r.n);
+      log_softmax_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), cuda::kThreads, 0, s>>>(y, x, r);
     else if (r.n <= kWarpRowLimit)
-      log_softmax_adjacent_kernel<32, 0, scalar_t><<<row_blocks<32>(rows), kBlock, 0, s>>>(y, x, rows, r.n);
-    else if (r.n <= kBlock * kCached)
-      log_softmax_adjacent_kernel<kBlock, kCached, scalar_t><<<row_blocks<kBlock>(rows), kBlock, 0, s>>>(y, x, rows, r.n);
+      log_softmax_adjacent_kernel<32, scalar_t><<<row_blocks<32>(rows), cuda::kThreads, 0, s>>>(y, x, rows, r.n);
     else
-      log_softmax_adjacent_kernel<kBlock, 0, scalar_t><<<row_blocks<kBlock>(rows), kBlock, 0, s>>>(y, x, rows, r.n);
+      log_softmax_adjacent_kernel<cuda::kThreads, scalar_t><<<row_blocks<cuda::kThreads>(rows), cuda::kThreads, 0, s>>>(
+          y, x, rows, r.n);
   });
   OP_CUDA_CHECK_LAUNCH();
 }
@@ -269,18 +201,13 @@ void log_softmax_backward_cuda(const TensorBase& grad_input, const TensorBase& g
     scalar_t* gi = grad_input.data_ptr<scalar_t>();
     const scalar_t* go = grad_output.data_ptr<scalar_t>();
     const scalar_t* y = output.data_ptr<scalar_t>();
-    constexpr int kBlock = cuda::kThreads;
     if (r.inner > 1)
-      log_softmax_backward_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), kBlock, 0, s>>>(gi, go, y, r);
-    else if (r.n <= 32 * kCached)
-      log_softmax_backward_adjacent_kernel<32, kCached, scalar_t><<<row_blocks<32>(rows), kBlock, 0, s>>>(gi, go, y, rows, r.n);
+      log_softmax_backward_interleaved_kernel<scalar_t><<<cuda::blocks_for(rows), cuda::kThreads, 0, s>>>(gi, go, y, r);
     else if (r.n <= kWarpRowLimit)
-      log_softmax_backward_adjacent_kernel<32, 0, scalar_t><<<row_blocks<32>(rows), kBlock, 0, s>>>(gi, go, y, rows, r.n);
-    else if (r.n <= kBlock * kCached)
-      log_softmax_backward_adjacent_kernel<kBlock, kCached, scalar_t>
-          <<<row_blocks<kBlock>(rows), kBlock, 0, s>>>(gi, go, y, rows, r.n);
+      log_softmax_backward_adjacent_kernel<32, scalar_t><<<row_blocks<32>(rows), cuda::kThreads, 0, s>>>(gi, go, y, rows, r.n);
     else
-      log_softmax_backward_adjacent_kernel<kBlock, 0, scalar_t><<<row_blocks<kBlock>(rows), kBlock, 0, s>>>(gi, go, y, rows, r.n);
+      log_softmax_backward_adjacent_kernel<cuda::kThreads, scalar_t>
+          <<<row_blocks<cuda::kThreads>(rows), cuda::kThreads, 0, s>>>(gi, go, y, rows, r.n);
   });
   OP_CUDA_CHECK_LAUNCH();
 }
