@@ -40,6 +40,7 @@ struct Block {
   void (*body)(void*) = nullptr;
   void* context = nullptr;
   std::vector<unsigned char> exchange;  // one 8-byte slot per thread, for warp exchanges
+  bool direct = false;                  // threads run as plain calls: no barrier may come
 };
 
 Block* current_block = nullptr;
@@ -55,35 +56,65 @@ void fiber_main() {
 // The running thread waits for the rest of its block.
 void yield() {
   Block& block = *current_block;
+  if (block.direct) {
+    std::fprintf(stderr, "cuda emulator: thread (%u, %u, %u) of block (%u, %u, %u) reached a barrier that thread 0 "
+                 "did not: a divergent __syncthreads\n", threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y,
+                 blockIdx.z);
+    std::abort();
+  }
   swapcontext(&block.running->context, &block.scheduler);
 }
 
 unsigned linear(const dim3& index) { return index.x + blockDim.x * (index.y + blockDim.y * index.z); }
 
+dim3 index_of(unsigned t) { return dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y)); }
+
+void prepare(Block& block, unsigned t) {
+  Fiber& f = block.fibers[t];
+  f.index = index_of(t);
+  f.done = false;
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = f.stack.data();
+  f.context.uc_stack.ss_size = f.stack.size();
+  f.context.uc_link = &block.scheduler;
+  makecontext(&f.context, fiber_main, 0);
+}
+
+void resume(Block& block, Fiber& f) {
+  block.running = &f;
+  threadIdx = f.index;
+  swapcontext(&block.scheduler, &f.context);
+}
+
 void run_block(Block& block) {
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-  for (unsigned t = 0; t < threads; ++t) {
-    Fiber& f = block.fibers[t];
-    f.index = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y));
-    f.done = false;
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.data();
-    f.context.uc_stack.ss_size = f.stack.size();
-    f.context.uc_link = &block.scheduler;
-    makecontext(&f.context, fiber_main, 0);
+  // Thread 0 first, as a fiber. When it finishes without meeting a barrier the kernel has none
+  // (a barrier only some threads of a block reach is undefined in CUDA, and yield() stops the
+  // process on one), so the other threads run as plain calls: an elementwise kernel costs no
+  // context switch per thread.
+  prepare(block, 0);
+  resume(block, block.fibers[0]);
+  if (block.fibers[0].done) {
+    block.direct = true;
+    for (unsigned t = 1; t < threads; ++t) {
+      threadIdx = index_of(t);
+      block.body(block.context);
+    }
+    block.direct = false;
+    return;
   }
+  for (unsigned t = 1; t < threads; ++t) prepare(block, t);
   // Between two barriers each thread runs alone, start to finish; alternating the order of the
   // rounds makes a read of shared memory that a missing barrier leaves unordered see a stale
-  // value in one order or the other.
+  // value in one order or the other. Thread 0 has run its first round already.
   bool backwards = false;
-  for (bool live = true; live; backwards = !backwards) {
-    live = false;
-    for (unsigned k = 0; k < threads; ++k) {
+  unsigned first = 1;
+  for (bool live = true; live; backwards = !backwards, first = 0) {
+    live = !block.fibers[0].done;
+    for (unsigned k = first; k < threads; ++k) {
       Fiber& f = block.fibers[backwards ? threads - 1 - k : k];
       if (f.done) continue;
-      block.running = &f;
-      threadIdx = f.index;
-      swapcontext(&block.scheduler, &f.context);
+      resume(block, f);
       live = live || !f.done;
     }
   }
