@@ -5,8 +5,10 @@ Per group with kernels at the backend or its autograd key:
                                           namespace <cpp_namespace>::<class_name>
   backends/<Key>/ops/<group>_<Key>.cpp    registrations at the backend key, plus out= / in-place
                                           wrappers built from a functional kernel when the
-                                          backend lists only that
-  backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key
+                                          backend lists only that (torchgen's rule:
+                                          backend_variants.py)
+  backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key, with the
+                                          same derived wrappers
 and once per backend the umbrella backends/<Key>/<class_name>.h.  A lazy backend (key Lazy) adds
 the IR of its full_codegen / ir_gen operators (lazy.py): backends/Lazy/ops/<group>_ir.h, the
 full_codegen operators' kernels generated into <group>_Lazy.cpp (not declared: nothing is written
@@ -36,6 +38,7 @@ from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from . import layout
+from .backend_variants import functional_to_wrap
 from .families import GroupRelations
 from .kernels import Wrapper, WrapperKind, out_from_functional, registration_source, wrapper
 from .lazy import RUNTIME_HEADER, LazyGroupIr, is_lazy, native_body, render_ir_umbrella, render_non_native
@@ -74,12 +77,10 @@ class BackendGroupCodegen:
     @cached_property
     def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
         out = {}
-        backend_wrappers = self._backend_wrappers()
-        if backend_wrappers:
-            out[self.backend.backend_key] = backend_wrappers
-        autograd = [self._direct(self.backend.autograd_key, f, kernel) for f, kernel in self._listed(self.backend.autograd_key)]
-        if autograd:
-            out[self.backend.autograd_key] = autograd
+        for key in (self.backend.backend_key, self.backend.autograd_key):
+            wrappers = self._key_wrappers(key) if key is not None else []
+            if wrappers:
+                out[key] = wrappers
         return out
 
     def files(self) -> list[str]:
@@ -96,24 +97,32 @@ class BackendGroupCodegen:
     def _direct(self, key: DispatchKey, f: NativeFunction, kernel: str) -> Wrapper:
         return replace(wrapper(WrapperKind.DIRECT, key, f), callee=f"::{self.kernel_scope}::{kernel}", args=names(dispatcher.bindings(f)))
 
-    def _backend_wrappers(self) -> list[Wrapper]:
-        key = self.backend.backend_key
+    def _key_wrappers(self, key: DispatchKey) -> list[Wrapper]:
+        """The registrations at one key: the listed kernels, and the in-place / out= wrappers
+        torchgen's rule derives from a listed functional kernel (backend_variants.py)."""
+        index = self.backend.indices.get(key)
+        if index is None:
+            return []
         listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
+        # full_codegen kernels are generated at the backend key only (the autograd list has none).
+        generated = [f for f in self.group.functions
+                     if key == self.backend.backend_key and f.func.name in listed and self.ir.is_full_codegen(f)]
+        generated_names = {f.func.name for f in generated}
         # A lazy backend's generated kernels first: the derived out= / in-place wrappers call them.
         wrappers = [replace(wrapper(WrapperKind.GENERATED, key, f), body=tuple(native_body(f, self.backend.ir_node(f.func.name),
                                                                              self.backend.cpp_namespace)))
-                    for f in self.group.functions if f.func.name in listed and self.ir.is_full_codegen(f)]
+                    for f in generated]
         for f in self.group.functions:
-            if f.func.name in listed and self.ir.is_full_codegen(f):
+            if f.func.name in generated_names:
                 continue
             if f.func.name in listed:
                 wrappers.append(self._direct(key, f, listed[f.func.name]))
                 continue
-            functional = self.relations.sibling(f, SchemaKind.functional)
-            if functional is None or functional.func.name not in listed or f.func.kind() not in (SchemaKind.inplace, SchemaKind.out):
+            functional = functional_to_wrap(self.relations, index, f)
+            if functional is None:
                 continue
             callee = f"::{self.kernel_scope}::{listed[functional.func.name]}"
-            if self.ir.is_full_codegen(functional):  # the generated kernel, in this file
+            if functional.func.name in generated_names:  # the generated kernel, in this file
                 callee = wrapper(WrapperKind.GENERATED, key, functional).name
             if f.func.kind() is SchemaKind.out:
                 body = out_from_functional(self.relations, f, callee)

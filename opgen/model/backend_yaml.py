@@ -25,6 +25,7 @@ from .grouping import VariantGroup
 from .lazy_ir import IrNode, ir_class_name, native_ir_node, read_non_native
 from .loader import ERROR_CAP, Model
 from .native_function import cpp_name, describe_value
+from .operator_set import unknown_operator_hint
 from .schema import CPP_KEYWORDS, IDENTIFIER, OperatorName
 
 # Lists whose operators get kernels, and the dispatch key family each one registers to.
@@ -279,8 +280,7 @@ class _BackendReader:
                                       f"write it as native_functions.yaml does, e.g. add.Tensor")
             return None
         if name not in self.model.by_name:
-            hint = did_you_mean(text, (str(n) for n in self.model.by_name), "check the name and overload")
-            self.errors.add(location, f"'{text}' is not an operator of {os.path.basename(self.model.source)}; {hint}")
+            self.errors.add(location, unknown_operator_hint(text, self.model.by_name, self.model.source))
             return None
         return name
 

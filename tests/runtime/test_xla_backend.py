@@ -210,6 +210,19 @@ def test_matmul_runs_autograd_kernel_then_falls_back_for_mm(opdispatch, xla):
     assert xla.metrics()["autograd"] == {"aten::matmul": 1}
 
 
+def test_matmul_out_is_the_autograd_kernel_then_a_copy(opdispatch, xla):
+    """matmul.out at AutogradXLA: derived from the listed matmul, as torchgen derives
+    native_layer_norm.out for pytorch/xla."""
+    od = opdispatch
+    a, out = _on_xla(od, xla, SQUARE), _on_xla(od, xla, np.zeros_like(SQUARE))
+    xla.reset_metrics()
+    returned = od.matmul(a, a, out=out)
+    assert xla.metrics()["trace"][:2] == [("autograd", "aten::matmul"), ("fallback", "aten::mm")]
+    np.testing.assert_allclose(_values(out), SQUARE @ SQUARE)
+    np.testing.assert_allclose(_values(returned), SQUARE @ SQUARE)
+    assert opdispatch.dispatcher.dump_table("aten::matmul.out")["AutogradXLA"] == "AutogradXLA kernel"
+
+
 def test_copy_between_devices_converts_and_broadcasts(opdispatch, xla):
     od = opdispatch
     x = od.zeros([2, 3], dtype=od.float64, device="xla")
