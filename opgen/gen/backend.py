@@ -41,7 +41,7 @@ from ..model.schema import SchemaKind
 from . import layout
 from .families import GroupRelations
 from .kernels import Wrapper, WrapperKind, out_from_functional, registration_source, wrapper
-from .lazy import GroupIr, has_ir, native_body, render_ir_functions, render_ir_umbrella, render_non_native, runtime_header
+from .lazy import GroupIr, native_body, render_ir_functions, render_ir_umbrella, render_non_native, runtime_header
 from .render import render
 
 

@@ -41,7 +41,6 @@ from ..model.grouping import OperatorGroup
 from ..model.lazy_ir import SCALAR, SYMINT, TENSOR, IrArgument, IrNode
 from ..model.native_function import NativeFunction, cpp_name
 from ..model.op_kind import split_op_kind
-from ..model.schema import FunctionSchema
 from ..model.types import BaseTy, BaseType, Type
 from . import layout
 from .render import render

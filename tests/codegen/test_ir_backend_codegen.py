@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate
+from generate_helpers import REPO_ROOT, changed, regenerated, run_generate
 from helpers import snapshot
 
 NATIVE = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
