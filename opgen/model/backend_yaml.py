@@ -162,7 +162,7 @@ class _BackendReader:
             index(backend_key, ("supported", "full_codegen")),
             index(autograd_key, ("autograd",)) if autograd_key is not None else None,
             frozenset(name for name, entry in listed.items() if entry.list_key == "full_codegen"),
-            self._ir_nodes(ir_listed, non_native),
+            self._ir_nodes(ir_listed, non_native, symint),
         )
 
     def _check_ir_class_names(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> None:
@@ -174,8 +174,10 @@ class _BackendReader:
                                 f"non_native {node.schema.name} would be IR node class {node.class_name}, the class of "
                                 f"{entry.name} (under '{entry.list_key}' at line {entry.location.line}); rename one")
 
-    def _ir_nodes(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> tuple[IrNode, ...]:
-        native = [native_ir_node(self.model.by_name[e.name].func, e.list_key, e.location.line) for e in ir_listed]
+    def _ir_nodes(self, ir_listed: list["_Listed"], non_native: list[IrNode],
+                  symint: frozenset[OperatorName]) -> tuple[IrNode, ...]:
+        native = [native_ir_node(self.model.by_name[e.name].func, e.list_key, e.location.line, e.name in symint)
+                  for e in ir_listed]
         return tuple(native + non_native)
 
     # --- scalar settings --------------------------------------------------------------------

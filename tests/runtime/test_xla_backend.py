@@ -32,6 +32,9 @@ SUPPORTED = [
     ("aten::sqrt", lambda od, a, b: od.sqrt(a), lambda a, b: np.sqrt(a)),
     ("aten::tanh", lambda od, a, b: od.tanh(a), lambda a, b: np.tanh(a)),
     ("aten::sigmoid", lambda od, a, b: od.sigmoid(a), lambda a, b: _sigmoid(a)),
+    # full_codegen: IR nodes run at once through the backend's lowerings (csrc/backends/xla/ir.h)
+    ("aten::relu", lambda od, a, b: od.relu(b), lambda a, b: np.maximum(b, 0)),  # shapes: compute_shape_relu
+    ("aten::clamp", lambda od, a, b: od.clamp(b, -0.1, 1.75), lambda a, b: np.clip(b, -0.1, 1.75)),  # Scalar operands
     ("aten::sum", lambda od, a, b: a.sum(), lambda a, b: a.sum()),
     ("aten::sum.dim_IntList", lambda od, a, b: a.sum([1], True), lambda a, b: a.sum(1, keepdims=True)),
 ]
@@ -325,3 +328,19 @@ def test_module_without_the_backend_says_how_to_build_it(python_tree_without):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "build it with scons --backend=xla" in run.stdout
+
+
+def test_full_codegen_operators_run_as_ir_nodes_lowered_by_the_backend(opdispatch, xla):
+    """abs, sigmoid, relu and clamp are full_codegen: the generated kernel makes an IR node (clamp's
+    min and max as constant operands) and the sample's runtime lowers it at once through the
+    hand-written lower_<kernel> (ir_lowerings.cpp); the derived in-place and out= variants too."""
+    od = opdispatch
+    x = _on_xla(od, xla, A - 2)
+    for low in (0.0, 0.5, 1.25):  # a new value each call: an operand, read by the lowering
+        np.testing.assert_allclose(_values(od.clamp(x, low, None)), np.clip(A - 2, low, None))
+    xla.reset_metrics()
+    y = od.relu(x)
+    y.clamp_(max=0.5)
+    assert xla.metrics()["kernels"] == {"aten::clamp": 1, "aten::relu": 1, "aten::copy_": 1}
+    assert xla.metrics()["fallbacks"] == {}
+    np.testing.assert_allclose(_values(y), np.clip(np.maximum(A - 2, 0), None, 0.5))
