@@ -82,8 +82,32 @@ class DiagnosticCollector:
         raise OpgenError(diags)
 
 
-def close_match(word: str, choices: Iterable[str]) -> Optional[str]:
-    """The choice most like ``word``, or None when none is close.
+# How alike a suggestion must be (difflib's ratio). difflib's default suits small closed sets
+# (keys, types, tags), whose messages list the choices anyway. Among the thousands of operator
+# names something always scores 0.6: 'symeig' finds 'sign' (0.60), 'kl_div_backward' finds
+# '_pdist_backward' (0.80), both operators removed from PyTorch, not misspelt; one wrong letter
+# in a name of 7 or more characters scores 0.857 or more.
+CLOSE_RATIO = 0.6
+OPERATOR_NAME_RATIO = 0.85
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """One typo between a and b: a character inserted, dropped, changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    if len(a) == len(b):
+        swapped = a[start + 2:] == b[start + 2:] and a[start:start + 2] == b[start:start + 2][::-1]
+        return a[start + 1:] == b[start + 1:] or swapped
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1:] == shorter[start:]
+
+
+def close_match(word: str, choices: Iterable[str], cutoff: float = CLOSE_RATIO) -> Optional[str]:
+    """The choice most like ``word``, or None when none is close: one typo away ('rleu' finds
+    'relu', whatever the ratio), or at least ``cutoff`` alike by difflib's ratio.
 
     Case is ignored for the comparison ('cpu' finds 'CPU'), but the choice comes back as written.
     """
@@ -93,11 +117,12 @@ def close_match(word: str, choices: Iterable[str]) -> Optional[str]:
     folded = str(word).casefold()
     if folded in by_folded:
         return by_folded[folded]
-    found = difflib.get_close_matches(folded, by_folded, n=1)
+    typos = [choice for choice in by_folded if one_edit_apart(folded, choice)]
+    found = difflib.get_close_matches(folded, typos, n=1, cutoff=0) or difflib.get_close_matches(folded, by_folded, n=1, cutoff=cutoff)
     return by_folded[found[0]] if found else None
 
 
-def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "", cutoff: float = CLOSE_RATIO) -> str:
     """"did you mean 'x'?" for the closest choice, else ``otherwise``."""
-    match = close_match(word, choices)
+    match = close_match(word, choices, cutoff)
     return f"did you mean '{match}'?" if match is not None else otherwise

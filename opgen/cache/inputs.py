@@ -112,7 +112,7 @@ def backend_group_inputs(group: OperatorGroup, backend: BackendYaml) -> Inputs:
     for f in group.functions:
         inputs.update(function_inputs(f))
         inputs.update(kernel_inputs(f, indices))
-        node = backend.ir_node(f.func.name)  # a lazy backend's IR node: generated kernel or node only
+        node = backend.ir_node(f.func.name)  # its IR node (any key): generated kernel or node only
         if node is not None:  # named as a group-wide field ("add.Tensor ir"), as keys have always hashed it
             inputs[group_field(f"{f.func.name} ir")] = f"{node.source} {node.class_name}"
     inputs.update(_source_inputs())

@@ -5,12 +5,15 @@ Per group with kernels at the backend or its autograd key:
                                           namespace <cpp_namespace>::<class_name>
   backends/<Key>/ops/<group>_<Key>.cpp    registrations at the backend key, plus out= / in-place
                                           wrappers built from a functional kernel when the
-                                          backend lists only that
-  backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key
-and once per backend the umbrella backends/<Key>/<class_name>.h.  A lazy backend (key Lazy) adds
-the IR of its full_codegen / ir_gen operators (lazy.py): backends/Lazy/ops/<group>_ir.h, the
-full_codegen operators' kernels generated into <group>_Lazy.cpp (not declared: nothing is written
-by hand), and the umbrellas LazyIr.h and LazyNonNativeIr.h.
+                                          backend lists only that (torchgen's rule:
+                                          backend_variants.py)
+  backends/<Key>/ops/<group>_<AutogradKey>.cpp   registrations at the autograd key, with the
+                                          same derived wrappers
+and once per backend the umbrella backends/<Key>/<class_name>.h.  A backend yaml with
+full_codegen / ir_gen operators adds their IR, whatever its key (lazy.py):
+backends/<Key>/ops/<group>_ir.h, the full_codegen operators' kernels generated into
+<group>_<Key>.cpp (declared as gen_backend_stubs declares them; nothing of them is written by hand), and the umbrellas
+<Key>Ir.h, <Key>NonNativeIr.h and (a backend that writes its lowerings) <Key>IrFunctions.h.
 
 The class of torchgen's backend stubs is rendered as a namespace of the same name: a class
 cannot be declared piecemeal, a namespace can, so each group's declarations live in that group's
@@ -33,12 +36,15 @@ from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
 from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
+from ..model.lazy_ir import IrNode
+from ..model.loader import Model
 from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from . import layout
+from .backend_variants import functional_to_wrap
 from .families import GroupRelations
 from .kernels import Wrapper, WrapperKind, out_from_functional, registration_source, wrapper
-from .lazy import RUNTIME_HEADER, LazyGroupIr, is_lazy, native_body, render_ir_umbrella, render_non_native
+from .lazy import GroupIr, native_body, render_ir_functions, render_ir_umbrella, render_non_native, runtime_header
 from .render import render
 
 
@@ -48,7 +54,7 @@ class BackendGroupCodegen:
         self.name = group.name
         self.backend = backend
         self.relations = GroupRelations(group)
-        self.ir = LazyGroupIr(group, backend)
+        self.ir = GroupIr(group, backend)
 
     @property
     def key_dir(self) -> str:
@@ -74,12 +80,10 @@ class BackendGroupCodegen:
     @cached_property
     def kernels(self) -> dict[DispatchKey, list[Wrapper]]:
         out = {}
-        backend_wrappers = self._backend_wrappers()
-        if backend_wrappers:
-            out[self.backend.backend_key] = backend_wrappers
-        autograd = [self._direct(self.backend.autograd_key, f, kernel) for f, kernel in self._listed(self.backend.autograd_key)]
-        if autograd:
-            out[self.backend.autograd_key] = autograd
+        for key in (self.backend.backend_key, self.backend.autograd_key):
+            wrappers = self._key_wrappers(key) if key is not None else []
+            if wrappers:
+                out[key] = wrappers
         return out
 
     def files(self) -> list[str]:
@@ -96,25 +100,24 @@ class BackendGroupCodegen:
     def _direct(self, key: DispatchKey, f: NativeFunction, kernel: str) -> Wrapper:
         return replace(wrapper(WrapperKind.DIRECT, key, f), callee=f"::{self.kernel_scope}::{kernel}", args=names(dispatcher.bindings(f)))
 
-    def _backend_wrappers(self) -> list[Wrapper]:
-        key = self.backend.backend_key
+    def _key_wrappers(self, key: DispatchKey) -> list[Wrapper]:
+        """The registrations at one key: the listed kernels, and the in-place / out= wrappers
+        torchgen's rule derives from a listed functional kernel (backend_variants.py)."""
+        index = self.backend.indices.get(key)
+        if index is None:
+            return []
         listed = dict((f.func.name, kernel) for f, kernel in self._listed(key))
-        # A lazy backend's generated kernels first: the derived out= / in-place wrappers call them.
-        wrappers = [replace(wrapper(WrapperKind.GENERATED, key, f), body=tuple(native_body(f, self.backend.ir_node(f.func.name),
-                                                                             self.backend.cpp_namespace)))
-                    for f in self.group.functions if f.func.name in listed and self.ir.is_full_codegen(f)]
+        # full_codegen kernels are registered as the hand-written ones are: the generated code
+        # defines them (kernel_definitions) where a person defines a supported one.
+        wrappers = []
         for f in self.group.functions:
-            if f.func.name in listed and self.ir.is_full_codegen(f):
-                continue
             if f.func.name in listed:
                 wrappers.append(self._direct(key, f, listed[f.func.name]))
                 continue
-            functional = self.relations.sibling(f, SchemaKind.functional)
-            if functional is None or functional.func.name not in listed or f.func.kind() not in (SchemaKind.inplace, SchemaKind.out):
+            functional = functional_to_wrap(self.relations, index, f)
+            if functional is None:
                 continue
             callee = f"::{self.kernel_scope}::{listed[functional.func.name]}"
-            if self.ir.is_full_codegen(functional):  # the generated kernel, in this file
-                callee = wrapper(WrapperKind.GENERATED, key, functional).name
             if f.func.kind() is SchemaKind.out:
                 body = out_from_functional(self.relations, f, callee)
             else:
@@ -145,21 +148,32 @@ class BackendGroupCodegen:
         assert sorted(out) == self.files(), "files() and render() disagree"
         return dict(sorted(out.items()))
 
-    def declarations(self) -> list[str]:
-        """One declaration per kernel signature, qualified by the kernel scope (for messages)."""
+    def declarations(self, generated: bool = False) -> list[str]:
+        """One declaration per kernel signature, written by hand (or, ``generated``, the
+        full_codegen kernels the generated code defines), as gen_backend_stubs declares them."""
         seen: dict[str, None] = {}
         for f, kernel in self.declared:
-            if self.ir.is_full_codegen(f):
-                continue  # generated in <group>_Lazy.cpp
-            seen[f"{dispatcher.return_type(f)} {kernel}({params(dispatcher.bindings(f))})"] = None
+            if self.ir.is_full_codegen(f) == generated:
+                seen[f"{dispatcher.return_type(f)} {kernel}({params(dispatcher.bindings(f))})"] = None
         return list(seen)
+
+    def kernel_definitions(self) -> list[str]:
+        """The full_codegen kernels of the group, defined: operands as IR, a node, a tensor over it."""
+        definitions = []
+        for f, kernel in self._listed(self.backend.backend_key):
+            if self.ir.is_full_codegen(f):
+                body = "".join(f"  {line}\n" for line in native_body(f, self.backend.ir_node(f.func.name), self.backend))
+                # a trailing return type: `TensorBase ::op::...` would read as TensorBase::op
+                definitions.append(f"// {f.func.name}: full_codegen\nauto ::{self.kernel_scope}::{kernel}("
+                                   f"{params(dispatcher.bindings(f), with_defaults=False)}) -> {dispatcher.return_type(f)} {{\n{body}}}")
+        return definitions
 
     def _declarations(self) -> str:
         namespace = self.backend.cpp_namespace
         return render("backend_declarations.h.j2", group=self.name, backend=str(self.backend.backend_key),
                       namespace=namespace, class_name=self.backend.class_name,
                       import_op_types=not (namespace == "op" or namespace.startswith("op::")),
-                      declarations=self.declarations(),
+                      declarations=self.declarations(), generated=self.declarations(generated=True),
                       includes=types.headers(t for f, _ in self.declared for t in types.schema_types(f.func)))
 
     def _key_source(self, key: DispatchKey, wrappers: list[Wrapper]) -> str:
@@ -167,16 +181,23 @@ class BackendGroupCodegen:
         includes = {layout.backend_native_header(self.backend.backend_key, self.name), layout.handles_header(self.name)}
         if any(w.kind.derives_from_sibling for w in wrappers):
             includes.add("native/sibling_variants.h")
+        definitions = []
         if self.ir and key == self.backend.backend_key:
-            includes.update((self.ir.header, RUNTIME_HEADER))
-        return registration_source(self.relations, key.value, wrappers, includes)
+            includes.update((self.ir.header, runtime_header(self.backend)))
+            definitions = self.kernel_definitions()
+        return registration_source(self.relations, key.value, wrappers, includes, definitions)
 
 
 def backend_groups(groups: list[OperatorGroup], backend: BackendYaml) -> list[BackendGroupCodegen]:
     """The groups the backend lists any operator of, as codegen objects."""
     listed = {name for index in backend.indices.values() for name in index.index}
-    listed.update(node.schema.name for node in backend.ir_nodes if not node.non_native and is_lazy(backend))
+    listed.update(node.schema.name for node in backend.ir_nodes if not node.non_native)
     return [BackendGroupCodegen(g, backend) for g in groups if any(f.func.name in listed for f in g.functions)]
+
+
+def ir_functions(model: Model, backend: BackendYaml) -> list[tuple[NativeFunction, IrNode]]:
+    """Every native IR node of the backend with its function, in yaml order."""
+    return [(model.by_name[node.schema.name], node) for node in backend.ir_nodes if not node.non_native]
 
 
 def backend_umbrellas(backend: BackendYaml) -> tuple[str, ...]:
@@ -184,22 +205,25 @@ def backend_umbrellas(backend: BackendYaml) -> tuple[str, ...]:
     key = backend.backend_key
     paths = [layout.backend_umbrella(key, backend.class_name)]
     paths += list(render_ir_umbrella(backend, [])) + list(render_non_native(backend))
+    paths += list(render_ir_functions(backend, []))
     return tuple(sorted(paths))
 
 
-def backend_umbrella_inputs(backend: BackendYaml) -> str:
+def backend_umbrella_inputs(model: Model, backend: BackendYaml) -> str:
     """What the backend's umbrellas render besides which files each group has: its namespace and
-    class (the declarations umbrella's text) and its non-native nodes (LazyNonNativeIr.h). A
-    build keys the umbrellas by it, so editing a non_native entry rewrites that header."""
-    texts = sorted(render_non_native(backend).items())
+    class (the declarations umbrella's text), its non-native nodes (<Key>NonNativeIr.h) and the
+    functions it writes (<Key>IrFunctions.h). A build keys the umbrellas by it, so editing a
+    non_native entry rewrites that header."""
+    texts = sorted({**render_non_native(backend), **render_ir_functions(backend, ir_functions(model, backend))}.items())
     return digest(json.dumps([backend.cpp_namespace, backend.class_name, texts]).encode())
 
 
-def render_backend_umbrellas(backend: BackendYaml, files_by_group: dict[str, list[str]]) -> dict[str, str]:
+def render_backend_umbrellas(model: Model, backend: BackendYaml, files_by_group: dict[str, list[str]]) -> dict[str, str]:
     out = render_backend_umbrella(backend, list(files_by_group))
     ir_groups = [g for g, files in files_by_group.items() if layout.backend_ir_header(backend.backend_key, g) in files]
     out.update(render_ir_umbrella(backend, ir_groups))
     out.update(render_non_native(backend))
+    out.update(render_ir_functions(backend, ir_functions(model, backend)))
     return dict(sorted(out.items()))
 
 

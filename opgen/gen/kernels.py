@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..api import dispatcher, structured
 from ..api.bindings import names, params
@@ -382,15 +382,18 @@ def _return_outputs(f: NativeFunction, outs: list[str]) -> str:
 
 
 def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrapper],
-                        includes: set[str]) -> str:
+                        includes: set[str], definitions: Sequence[str] = ()) -> str:
     """The translation unit defining and registering one group's wrappers at one key; ``includes``
-    are the headers the wrappers' callees need (the handles their bodies call are added here)."""
+    are the headers the wrappers' callees need (the handles their bodies call are added here);
+    ``definitions``: kernels the wrappers call that generated code defines (a backend's
+    full_codegen kernels), in namespace op before the wrappers."""
     includes = includes | {"dispatch/registration.h"}
     includes.update(handles_header(other) for w in wrappers for other in w.other_groups)
     return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,
                   hand_written=_hand_written_blocks(wrappers),
                   system_includes=["array"] if any(w.kind.is_structured for w in wrappers) else [],
-                  includes=sorted(includes), wrappers=wrappers, namespaces=by_namespace(group_rel.group, wrappers))
+                  includes=sorted(includes), wrappers=wrappers, namespaces=by_namespace(group_rel.group, wrappers),
+                  definitions=list(definitions))
 
 
 def by_namespace(group: OperatorGroup, wrappers) -> list[dict]:

@@ -85,13 +85,19 @@ def backend_umbrella(backend: DispatchKey, class_name: str) -> str:
     return f"{backend_dir(backend)}/{class_name}.h"
 
 
-# Lazy backends: IR node classes per group, the IR-only (non-native) nodes, and their umbrella.
+# Backends with IR: node classes per group, the IR-only (non-native) nodes, their umbrella and
+# the functions the backend writes for them.
 def backend_ir_header(backend: DispatchKey, group: str) -> str:
     return f"{backend_dir(backend)}/{OPS_DIR}/{group}_ir.h"
 
 
 def backend_non_native_ir(backend: DispatchKey) -> str:
     return f"{backend_dir(backend)}/{backend.value}NonNativeIr.h"
+
+
+def backend_ir_functions(backend: DispatchKey) -> str:
+    """What a backend that writes its own lowerings and shape functions must define, declared."""
+    return f"{backend_dir(backend)}/{backend.value}IrFunctions.h"
 
 
 def backend_ir_umbrella(backend: DispatchKey) -> str:

@@ -66,8 +66,8 @@ def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Opt
 def backend_section(model: Model, backend: BackendYaml, groups: Optional[Collection[str]] = None) -> Section:
     key = backend.backend_key
     jobs = _only(backend_jobs(model, backend), groups)
-    return Section(key, jobs, backend_umbrellas(backend), partial(render_backend_umbrellas, backend),
-                   backend_umbrella_inputs(backend))
+    return Section(key, jobs, backend_umbrellas(backend), partial(render_backend_umbrellas, model, backend),
+                   backend_umbrella_inputs(model, backend))
 
 
 def _only(jobs: list[GroupJob], groups: Optional[Collection[str]]) -> tuple[GroupJob, ...]:

@@ -25,6 +25,7 @@ from .grouping import VariantGroup
 from .lazy_ir import IrNode, ir_class_name, native_ir_node, read_non_native
 from .loader import ERROR_CAP, Model
 from .native_function import cpp_name, describe_value
+from .operator_set import unknown_operator_hint
 from .schema import CPP_KEYWORDS, IDENTIFIER, OperatorName
 
 # Lists whose operators get kernels, and the dispatch key family each one registers to.
@@ -161,7 +162,7 @@ class _BackendReader:
             index(backend_key, ("supported", "full_codegen")),
             index(autograd_key, ("autograd",)) if autograd_key is not None else None,
             frozenset(name for name, entry in listed.items() if entry.list_key == "full_codegen"),
-            self._ir_nodes(ir_listed, non_native),
+            self._ir_nodes(ir_listed, non_native, symint),
         )
 
     def _check_ir_class_names(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> None:
@@ -173,8 +174,10 @@ class _BackendReader:
                                 f"non_native {node.schema.name} would be IR node class {node.class_name}, the class of "
                                 f"{entry.name} (under '{entry.list_key}' at line {entry.location.line}); rename one")
 
-    def _ir_nodes(self, ir_listed: list["_Listed"], non_native: list[IrNode]) -> tuple[IrNode, ...]:
-        native = [native_ir_node(self.model.by_name[e.name].func, e.list_key, e.location.line) for e in ir_listed]
+    def _ir_nodes(self, ir_listed: list["_Listed"], non_native: list[IrNode],
+                  symint: frozenset[OperatorName]) -> tuple[IrNode, ...]:
+        native = [native_ir_node(self.model.by_name[e.name].func, e.list_key, e.location.line, e.name in symint)
+                  for e in ir_listed]
         return tuple(native + non_native)
 
     # --- scalar settings --------------------------------------------------------------------
@@ -279,8 +282,7 @@ class _BackendReader:
                                       f"write it as native_functions.yaml does, e.g. add.Tensor")
             return None
         if name not in self.model.by_name:
-            hint = did_you_mean(text, (str(n) for n in self.model.by_name), "check the name and overload")
-            self.errors.add(location, f"'{text}' is not an operator of {os.path.basename(self.model.source)}; {hint}")
+            self.errors.add(location, unknown_operator_hint(text, self.model.by_name, self.model.source))
             return None
         return name
 

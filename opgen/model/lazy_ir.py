@@ -6,6 +6,12 @@ and overload are lower-cased and every ``_``-separated word capitalized, as torc
 ``sum.dim_IntList`` is ``SumDimIntlist``).  ``non_native`` entries are IR-only operators with no
 native function: a ``func`` schema, an optional ``opkind`` (the node's op symbol; default
 ``aten::<name>``) and optional ``properties`` that shape what is generated for the node.
+
+A node's arguments are operands (IR values, inputs of the graph) or attributes (stored in the
+node, part of its hash), as lazy tensor core divides them: tensors, Scalars and, for operators
+listed under ``symint``, SymInts are operands, so one graph serves every value of a scalar; the
+rest (ints, SymInt lists, dtypes, strings, ...) are attributes.  ``TreatScalarsAsConstants``
+keeps a non-native node's Scalars attributes (the ``scalar`` constant node itself).
 """
 from __future__ import annotations
 
@@ -15,7 +21,9 @@ from typing import Any, Optional
 from ..errors import DiagnosticCollector, Location, SchemaError, did_you_mean
 from ..yamlio import LocatedList, LocatedMap
 from .native_function import describe_value
-from .schema import FunctionSchema, OperatorName
+from .op_kind import parse_op_kind
+from .schema import Argument, FunctionSchema, OperatorName
+from .types import BaseTy, BaseType, ListType, OptionalType, Type
 
 # What a non_native entry's `properties` may say (torchgen's vocabulary):
 #   ShapeCompute: output shapes come from a shape function;  ShapeCache: shapes computed once, cached
@@ -32,15 +40,68 @@ def ir_class_name(name: OperatorName) -> str:
     return "".join(word.capitalize() for word in words)
 
 
+# What an operand's IR value stands for; the lowering turns its data back into that.
+TENSOR, SCALAR, SYMINT = "tensor", "scalar", "symint"
+_VALUE_TYPES = {BaseTy.Tensor: TENSOR, BaseTy.Scalar: SCALAR, BaseTy.SymInt: SYMINT}
+
+
+@dataclass(frozen=True)
+class IrArgument:
+    """One argument of an IR node: an operand (``value`` is what it stands for, ``arity`` one,
+    optional or list) or an attribute (``value`` None)."""
+    argument: Argument
+    value: Optional[str]         # tensor, scalar, symint; None for an attribute
+    arity: str = "one"           # one, optional, list
+
+    @property
+    def name(self) -> str:
+        return self.argument.name
+
+    @property
+    def is_operand(self) -> bool:
+        return self.value is not None
+
+
+def _classify(t: Type, symint: bool, scalars_are_constants: bool) -> tuple[Optional[str], str]:
+    arity, elem = "one", t
+    if isinstance(elem, OptionalType):
+        arity, elem = "optional", elem.elem
+    elif isinstance(elem, ListType):
+        arity, elem = "list", elem.elem
+        if isinstance(elem, OptionalType):
+            elem = elem.elem
+    value = _VALUE_TYPES.get(elem.name) if isinstance(elem, BaseType) else None
+    if value == SCALAR and scalars_are_constants or value == SYMINT and not symint:
+        value = None
+    if value in (SCALAR, SYMINT) and arity == "list":  # Scalar[] and SymInt[] stay attributes, as in LTC
+        value = None
+    return value, arity if value is not None else "one"
+
+
 @dataclass(frozen=True)
 class IrNode:
     """One IR node class: of a native operator (full_codegen / ir_gen) or non-native."""
     class_name: str
     schema: FunctionSchema
-    opkind: str                  # the op symbol the node carries, e.g. aten::add or ltc_cast
+    opkind: str                  # the op symbol the node carries, namespace::name (aten::add, prim::Constant)
     source: str                  # full_codegen, ir_gen or non_native
     properties: tuple[str, ...] = ()
     line: int = 0
+    symint: bool = False         # listed under `symint`: its SymInts are operands
+
+    @property
+    def arguments(self) -> tuple[IrArgument, ...]:
+        """Every schema argument in order, each an operand or an attribute."""
+        constants = "TreatScalarsAsConstants" in self.properties
+        return tuple(IrArgument(a, *_classify(a.type, self.symint, constants)) for a in self.schema.arguments.all())
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.arguments if a.is_operand)
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.arguments if not a.is_operand)
 
     @property
     def non_native(self) -> bool:
@@ -53,11 +114,12 @@ class IrNode:
 
     def as_json(self) -> dict[str, Any]:
         return {"class": self.class_name, "op": self.op, "opkind": self.opkind, "non_native": self.non_native,
-                "source": self.source, "properties": list(self.properties), "schema": str(self.schema)}
+                "source": self.source, "properties": list(self.properties), "schema": str(self.schema),
+                "operands": list(self.operands), "attributes": list(self.attributes)}
 
 
-def native_ir_node(schema: FunctionSchema, source: str, line: int) -> IrNode:
-    return IrNode(ir_class_name(schema.name), schema, f"aten::{schema.name.name}", source, (), line)
+def native_ir_node(schema: FunctionSchema, source: str, line: int, symint: bool = False) -> IrNode:
+    return IrNode(ir_class_name(schema.name), schema, f"aten::{schema.name.name}", source, (), line, symint)
 
 
 def read_non_native(document: LocatedMap, errors: DiagnosticCollector) -> list[IrNode]:
@@ -128,15 +190,16 @@ def _schema(item: LocatedMap, location: Location, errors: DiagnosticCollector) -
 
 
 def _opkind(item: LocatedMap, errors: DiagnosticCollector):
-    """The opkind string, None when absent, False when invalid."""
+    """The op kind, namespace::name; None when absent, False when invalid."""
     if "opkind" not in item:
         return None
     value = item["opkind"]
-    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
-        errors.add(item.where("opkind"), f"'opkind' must be an op symbol such as 'ltc_cast' or 'at::prim::Constant', "
-                                         f"got {describe_value(value)}")
+    kind = parse_op_kind(value) if isinstance(value, str) else None
+    if kind is None:
+        errors.add(item.where("opkind"), f"'opkind' must be an op symbol such as 'ltc_cast', 'at::prim::Constant' or "
+                                         f"'lazy::cast', got {describe_value(value)}")
         return False
-    return value
+    return kind
 
 
 def _properties(item: LocatedMap, errors: DiagnosticCollector) -> Optional[tuple[str, ...]]:

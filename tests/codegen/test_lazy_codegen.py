@@ -65,7 +65,9 @@ def test_nodes_own_their_arguments_and_hash_print_compare_and_lower_them(lazy_tr
     assert "bool can_be_reused(const Value& self, std::vector<int64_t> size) const" in text
     assert "return {ops::view_copy::call(self, size_)};" in text
     slice_ = read(lazy_tree, f"{LAZY}/ops/slice_copy_ir.h")
-    assert "std::optional<int64_t> start_;" in slice_
+    # slice_copy.Tensor is listed under symint: its SymInts are operands, read back in lower()
+    assert "const std::optional<Value>& start, const std::optional<Value>& end, const Value& step, int64_t dim" in slice_
+    assert "if (has_start_) start = ::op::lazy::symint_of(data[at++]);" in slice_ and "int64_t dim_;" in slice_
     for path in os.listdir(os.path.join(lazy_tree, LAZY, "ops")):
         if path.endswith("_ir.h"):
             members = re.findall(r"^  (\S.*) \w+_;$", read(lazy_tree, f"{LAZY}/ops/{path}"), re.M)
@@ -75,13 +77,26 @@ def test_nodes_own_their_arguments_and_hash_print_compare_and_lower_them(lazy_tr
 def test_full_codegen_kernels_are_generated_and_registered(lazy_tree):
     text = read(lazy_tree, f"{LAZY}/ops/add_Lazy.cpp")
     assert '#include "backends/Lazy/ops/add_ir.h"' in text and '#include "backends/lazy/ir.h"' in text
+    # defined as gen_backend_stubs declares it, LazyNativeFunctions::add; alpha is an operand
+    assert ("auto ::op::lazy::LazyNativeFunctions::add(const TensorBase& self, const TensorBase& other, "
+            "const Scalar& alpha) -> TensorBase {") in text
+    assert "auto alpha_ir = ::op::lazy::scalar_operand(alpha);" in text
     assert "lazy::shapes_of(ops::add_Tensor::call(lazy::to_meta(self), lazy::to_meta(other), alpha))" in text
-    assert "lazy::reuse_or_make<::op::lazy::AddTensor>(self_ir, other_ir, alpha, std::move(shapes))" in text
-    assert "auto functional_result = wrapper_Lazy_add_Tensor(self, other, alpha);" in text  # add_ and add.out from it
+    assert "::op::lazy::reuse_or_make<::op::lazy::AddTensor>(self_ir, other_ir, alpha_ir, std::move(shapes))" in text
+    assert "auto functional_result = ::op::lazy::LazyNativeFunctions::add(self, other, alpha);" in text  # add.out from it
     for name in ("add.Tensor", "add.Scalar", "add_.Tensor", "add.out"):
         assert f'm.impl("{name}",' in text
-    # nothing of a generated kernel is left for a person to write
-    assert "add(" not in read(lazy_tree, f"{LAZY}/ops/add_native.h")
+    # declared, marked generated: nothing of it is left for a person to write
+    native = read(lazy_tree, f"{LAZY}/ops/add_native.h")
+    assert native.index("// Generated from the backend's IR (full_codegen)") < native.index("TensorBase add(")
+
+
+def test_scalars_are_operands_lowered_from_their_constants(lazy_tree):
+    text = read(lazy_tree, f"{LAZY}/ops/clamp_ir.h")
+    assert "Clamp(const Value& self, const std::optional<Value>& min, const std::optional<Value>& max, std::vector<Shape> shapes)" in text
+    assert "if (has_min_) min = ::op::lazy::scalar_of(data[at++]);" in text
+    assert "::op::Scalar> min_;" not in text and "hash_of(kOp)" in text  # no attribute: the value is not the node's identity
+    assert 'static constexpr OpKind kOpKind{"aten", "clamp"};' in text
 
 
 def test_supported_kernels_stay_hand_written(lazy_tree):
@@ -97,7 +112,7 @@ def test_umbrellas_and_non_native_nodes(lazy_tree):
     assert f"{LAZY}/ops/add_ir.h" in headers and f"{LAZY}/ops/copy_ir.h" not in headers
     non_native = read(lazy_tree, f"{LAZY}/LazyNonNativeIr.h")
     assert classes(non_native) == ["Scalar", "Cast"]
-    assert 'kOpKind = "prim::Constant"' in non_native and "lower(const std::vector<TensorBase>& data) const override;  // by hand" in non_native
+    assert 'static constexpr OpKind kOpKind{"prim", "Constant"};' in non_native and "lower(const std::vector<TensorBase>& data) const override;  // by hand" in non_native
     assert os.path.exists(os.path.join(lazy_tree, f"{LAZY}/LazyNativeFunctions.h"))
 
 

@@ -101,11 +101,13 @@ CASES = [
     pytest.param(HEADER + "supported:\n  - aten::relu  #<\n", "'aten::relu' is not an operator name", id="namespaced-operator-name"),
     pytest.param(HEADER + "supported:\n  - [relu]  #<\n", "'supported' lists a list; write operator names such as add.Tensor",
                  id="operator-not-a-string"),
-    pytest.param(HEADER + "supported:\n  - ad.Tensor  #<\n", "'ad.Tensor' is not an operator of native_functions.yaml; did you mean 'add.Tensor'?",
+    pytest.param(HEADER + "supported:\n  - ad.Tensor  #<\n", "native_functions.yaml; did you mean 'add.Tensor'?",
                  id="unknown-operator-close"),
-    pytest.param(HEADER + "autograd:\n  - convolution  #<\n", "'convolution' is not an operator of native_functions.yaml; check the name",
-                 id="unknown-operator"),
-    pytest.param(HEADER + "symint:\n  - narow_copy  #<\n", "'narow_copy' is not an operator of native_functions.yaml; did you mean 'narrow_copy'?",
+    pytest.param(HEADER + "autograd:\n  - convolution  #<\n", "native_functions.yaml: renamed or removed?", id="unknown-operator"),
+    pytest.param(HEADER + "supported:\n  - add  #<\n", "native_functions.yaml; its overloads there: add.Tensor, add.out",
+                 id="unknown-overload"),
+    pytest.param(HEADER + "supported:\n  - rlu  #<\n", "native_functions.yaml; did you mean 'relu'?", id="one-typo-in-a-short-name"),
+    pytest.param(HEADER + "symint:\n  - narow_copy  #<\n", "native_functions.yaml; did you mean 'narrow_copy'?",
                  id="unknown-symint-operator"),
 
     # --- across lists ---------------------------------------------------------------------------
@@ -245,7 +247,7 @@ def test_cli_reports_bad_backend_yaml_with_file_line_and_exit_2(yaml_files, mode
     path.write_text(HEADER + "supported:\n  - relu\n  - rleu\n", encoding="utf-8")
     assert cli.main(["model", yaml_files.yaml, "--tags", yaml_files.tags, "--no-cache", "--backend-yaml", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err == f"{path}:6: error: 'rleu' is not an operator of native_functions.yaml; did you mean 'relu'?\n"
+    assert err == f"{path}:6: error: 'rleu' is not an operator of {yaml_files.yaml}; did you mean 'relu'?\n"
 
 
 # --- the real pair ------------------------------------------------------------------------------
@@ -286,3 +288,21 @@ def test_cli_json_with_a_backend_yaml_dumps_the_model_with_its_kernels(yaml_file
     functions = json.loads(capsys.readouterr().out)["functions"]
     assert functions["add.out"]["kernels"] == {"CPU": "add_out", "XLA": "add_out"}
     assert functions["relu"]["kernels"] == {"AutogradXLA": "relu", "CPU": "relu"}
+
+
+def test_operators_gone_from_pytorch_are_not_given_a_far_fetched_suggestion(real_paths, xla_yaml, tmp_path, capsys):
+    """Issue 38: pytorch/xla's older yamls list operators PyTorch 2.13 no longer has. No operator
+    of 2.13 is close to them ('kl_div_backward' scored 0.80 against '_pdist_backward'), so the
+    message says where the name is missing and asks whether it was renamed or removed; a typo
+    still gets its suggestion."""
+    with open(xla_yaml, encoding="utf-8") as handle:
+        text = handle.read()
+    path = tmp_path / "xla_native_functions.yaml"
+    path.write_text(text.replace("supported:\n", "supported:\n  - kl_div_backward\n  - symeig\n  - maximun\n", 1), encoding="utf-8")
+    line = text.splitlines().index("supported:") + 2
+    assert cli.main(["model", real_paths[0], "--tags", real_paths[1], "--no-cache", "--backend-yaml", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    where = f"{real_paths[0]} (PyTorch 2.13's set)"
+    assert err == [f"{path}:{line}: error: 'kl_div_backward' is not an operator of {where}: renamed or removed?",
+                   f"{path}:{line + 1}: error: 'symeig' is not an operator of {where}: renamed or removed?",
+                   f"{path}:{line + 2}: error: 'maximun' is not an operator of {where}; did you mean 'maximum'?"]

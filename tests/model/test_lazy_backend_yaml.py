@@ -46,7 +46,7 @@ def _expected_line(text: str) -> int:
 
 
 CASES = [
-    pytest.param(HEADER + "ir_gen:\n  - rellu  #<\n", "'rellu' is not an operator of native_functions.yaml; did you mean 'relu'?",
+    pytest.param(HEADER + "ir_gen:\n  - rellu  #<\n", "native_functions.yaml; did you mean 'relu'?",
                  id="ir-gen-unknown-operator"),
     pytest.param(HEADER + "ir_gen:\n  - relu\n  - relu  #<\n", "relu is listed twice (first under 'ir_gen' at line 5)",
                  id="ir-gen-twice"),
@@ -202,6 +202,52 @@ def test_real_lazy_yaml_declares_torchgens_162_plus_16_ir_nodes(real_model, ts_y
     assert len(set(classes)) == len(classes)
     assert {"AddTensor", "ViewCopy", "SumDimIntlist", "LogSoftmax", "Selu", "ArangeStartOut"} <= set(classes)
     assert [n.class_name for n in non_native][:4] == ["Scalar", "Expand", "View", "Cast"]
-    assert non_native[0].opkind == "at::prim::Constant" and non_native[3].opkind == "ltc_cast"
+    # the yaml's C++ expressions (at::prim::Constant, ltc_cast) as the symbols they name
+    assert non_native[0].opkind == "prim::Constant" and non_native[3].opkind == "lazy_tensors::cast"
     counts = {str(key): len(index.index) for key, index in backend.indices.items()}
     assert counts == {"Lazy": 161 + 24, "AutogradLazy": 2}
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("at::prim::Constant", "prim::Constant"), ("c10::prim::Constant", "prim::Constant"), ("prim::Constant", "prim::Constant"),
+    ("ltc_cast", "lazy_tensors::cast"), ("lazy::cast", "lazy::cast"), ("aten::add", "aten::add"),
+    ("Constant", None), ("at::prim::", None), ("a::b::c", None), ("ltc cast", None), ("", None),
+])
+def test_op_kinds_are_the_symbols_the_yamls_expressions_name(text, kind):
+    from opgen.model.op_kind import parse_op_kind
+    assert parse_op_kind(text) == kind
+
+
+def test_scalars_and_symint_operators_symints_are_operands(model):
+    text = HEADER + ("full_codegen:\n  - add.Tensor\n  - view_copy\nsymint:\n  - view_copy\nnon_native:\n"
+                     "  - func: scalar(Scalar value, ScalarType type) -> Tensor\n    properties: [TreatScalarsAsConstants]\n")
+    backend = parse_backend_yaml(text, model, "lazy.yaml")
+    add, view, scalar = backend.ir_nodes
+    assert (add.operands, add.attributes) == (("self", "other", "alpha"), ())
+    assert (view.operands, view.attributes) == (("self",), ("size",))  # SymInt[] stays an attribute, as in LTC
+    assert (scalar.operands, scalar.attributes) == ((), ("value", "type"))  # the constant node itself
+
+
+def test_real_lazy_yaml_makes_33_classes_scalars_and_symints_operands(real_model, ts_yaml):
+    """The 33 classes whose Scalars (and SymInts of `symint` operators) lazy tensor core makes
+    operands, where they used to be attributes (issue 38)."""
+    backend = parse_backend_yaml(ts_yaml, real_model)
+    value_operands = {n.class_name: [a.name for a in n.arguments if a.value in ("scalar", "symint")]
+                      for n in backend.ir_nodes}
+    changed = {c: names for c, names in value_operands.items() if names}
+    assert len(changed) == 33
+    assert changed["AddTensor"] == ["alpha"] and changed["Clamp"] == ["min", "max"]
+    assert changed["SliceCopyTensor"] == ["start", "end", "step"] and changed["Addmm"] == ["beta", "alpha"]
+    assert "Scalar" not in changed  # TreatScalarsAsConstants
+
+
+def test_real_xla_yaml_names_105_ir_classes_as_torchgen(real_model, real_data_dir):
+    path = os.path.join(os.path.dirname(real_data_dir), "pytorch-xla", "xla_native_functions.yaml")
+    if not os.path.isfile(path):
+        pytest.skip(f"pytorch/xla's backend yaml not found at {path}")
+    backend = parse_backend_yaml(path, real_model)
+    classes = [n.class_name for n in backend.ir_nodes]
+    assert (len(classes), len(set(classes)), len(backend.full_codegen)) == (105, 105, 95)
+    # the names pytorch/xla's hand-written lowerings are defined under (torch_xla/csrc/ops/ops_lower_fn.cpp)
+    assert {"Abs", "ClampTensor", "ClampMaxTensor", "EqScalar", "LogSigmoidForward", "NativeDropoutBackward",
+            "AdaptiveAvgPool2dBackward", "BitwiseLeftShiftTensor", "Isneginf", "LeakyReluBackward"} <= set(classes)

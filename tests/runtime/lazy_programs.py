@@ -169,6 +169,27 @@ def program_cache_and_buffers() -> dict:
     return facts
 
 
+def program_scalar_loop() -> dict:
+    """A loop that multiplies by a different Python float each step (a learning rate or decay that
+    changes): the float is a constant operand, not an attribute, so every step is one graph,
+    compiled at the first step and found in the graph cache after it, with eager's values."""
+    data = floats(3, 4)
+    x_lazy, x_eager = od.tensor(data).to("lazy"), od.tensor(data)
+    lazy.mark_step()
+    lazy.reset_metrics()
+    facts = {"steps": []}
+    for step in range(6):
+        scale = 0.9 - 0.137 * step   # a new float every step
+        x_lazy = (x_lazy * scale).tanh() + step
+        x_eager = (x_eager * scale).tanh() + step
+        if step == 0:
+            facts["ir"] = lazy.ir_text(x_lazy)
+        lazy.mark_step()
+        same(x_lazy, x_eager)
+        facts["steps"].append(lazy.metrics())
+    return facts
+
+
 def program_errors() -> dict:
     x = od.tensor(floats(2, 3)).to("lazy")
     messages = {}

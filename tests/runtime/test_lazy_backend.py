@@ -34,10 +34,11 @@ def test_mlp_forward_matches_eager_and_the_second_step_hits_the_graph_cache(prog
     assert second["graph_cache_size"] == 1
     # addmm, relu, addmm, sum, mean per step; the inputs are data nodes, not calls
     assert first["nodes_executed"] == 5 and second["nodes_executed"] == 10
-    assert first["last_plan"]["nodes"] == 5 + 5  # five calls over five data nodes (x, w1, b1, w2, b2)
+    # five calls over five data nodes (x, w1, b1, w2, b2) and the constants of addmm's beta and alpha
+    assert first["last_plan"]["nodes"] == 5 + 5 + 4
     assert first["fallbacks"] == {} and second["fallbacks"] == {}
     ops = re.findall(r"^%\d+ = ([\w:.]+)\(", facts["ir"], re.M)
-    assert sorted(set(ops)) == ["aten::addmm", "aten::mean", "aten::relu", "aten::sum", "lazy::device_data"]
+    assert sorted(set(ops)) == ["aten::addmm", "aten::mean", "aten::relu", "aten::sum", "lazy::device_data", "scalar"]
     assert facts["ir"].splitlines()[-1].startswith("roots: ")
 
 
@@ -74,8 +75,25 @@ def test_plans_reuse_buffers_and_scalar_constants_are_not_structure(program):
     facts = program("cache_and_buffers")
     first, second = facts["3.0"], facts["5.0"]
     assert first["graphs_compiled"] == 1 and second["graphs_compiled"] == 1 and second["graph_cache_hits"] == 1
-    # x, the constant, its expand, add and 20 unary nodes; at most three values are alive at once
-    assert first["last_plan"]["nodes"] == 24 and first["last_plan"]["buffers"] <= 3
+    # x, the constant, its expand, add, add's alpha and 20 unary nodes; at most four values are alive at once
+    assert first["last_plan"]["nodes"] == 25 and first["last_plan"]["buffers"] <= 4
+
+
+def test_a_new_python_float_each_step_reuses_one_graph(program):
+    """Scalars are IR operands (constant nodes whose value is read when the graph runs), as lazy
+    tensor core makes them: multiplying by a different float each step compiles one graph (one
+    cache miss, then hits) and gives eager's values (checked in the program). As attributes, each
+    step's value was part of the graph's hash: six steps compiled six graphs."""
+    facts = program("scalar_loop")
+    steps = facts["steps"]
+    assert [s["graphs_compiled"] for s in steps] == [1] * 6
+    assert [s["graph_cache_misses"] for s in steps] == [1] * 6
+    assert [s["graph_cache_hits"] for s in steps] == [0, 1, 2, 3, 4, 5]
+    # mul.Scalar(x, s): the float is a float64 constant operand; add.Scalar's other and alpha too
+    assert re.search(r"^%1 = scalar\(\), value=0\.9\d*, type=float64 -> float64\[\]$", facts["ir"], re.M), facts["ir"]
+    assert "aten::mul.Scalar(%0, %1) -> float32[3, 4]" in facts["ir"]
+    assert steps[-1]["nodes_executed"] == 6 * 3  # constants are inputs, not calls: mul, tanh, add per step
+    assert steps[-1]["fallbacks"] == {}
 
 
 def test_a_long_chain_runs_and_is_freed_without_deep_recursion(program):

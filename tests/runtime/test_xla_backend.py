@@ -32,6 +32,9 @@ SUPPORTED = [
     ("aten::sqrt", lambda od, a, b: od.sqrt(a), lambda a, b: np.sqrt(a)),
     ("aten::tanh", lambda od, a, b: od.tanh(a), lambda a, b: np.tanh(a)),
     ("aten::sigmoid", lambda od, a, b: od.sigmoid(a), lambda a, b: _sigmoid(a)),
+    # full_codegen: IR nodes run at once through the backend's lowerings (csrc/backends/xla/ir.h)
+    ("aten::relu", lambda od, a, b: od.relu(b), lambda a, b: np.maximum(b, 0)),  # shapes: compute_shape_relu
+    ("aten::clamp", lambda od, a, b: od.clamp(b, -0.1, 1.75), lambda a, b: np.clip(b, -0.1, 1.75)),  # Scalar operands
     ("aten::sum", lambda od, a, b: a.sum(), lambda a, b: a.sum()),
     ("aten::sum.dim_IntList", lambda od, a, b: a.sum([1], True), lambda a, b: a.sum(1, keepdims=True)),
 ]
@@ -210,6 +213,19 @@ def test_matmul_runs_autograd_kernel_then_falls_back_for_mm(opdispatch, xla):
     assert xla.metrics()["autograd"] == {"aten::matmul": 1}
 
 
+def test_matmul_out_is_the_autograd_kernel_then_a_copy(opdispatch, xla):
+    """matmul.out at AutogradXLA: derived from the listed matmul, as torchgen derives
+    native_layer_norm.out for pytorch/xla."""
+    od = opdispatch
+    a, out = _on_xla(od, xla, SQUARE), _on_xla(od, xla, np.zeros_like(SQUARE))
+    xla.reset_metrics()
+    returned = od.matmul(a, a, out=out)
+    assert xla.metrics()["trace"][:2] == [("autograd", "aten::matmul"), ("fallback", "aten::mm")]
+    np.testing.assert_allclose(_values(out), SQUARE @ SQUARE)
+    np.testing.assert_allclose(_values(returned), SQUARE @ SQUARE)
+    assert opdispatch.dispatcher.dump_table("aten::matmul.out")["AutogradXLA"] == "AutogradXLA kernel"
+
+
 def test_copy_between_devices_converts_and_broadcasts(opdispatch, xla):
     od = opdispatch
     x = od.zeros([2, 3], dtype=od.float64, device="xla")
@@ -312,3 +328,19 @@ def test_module_without_the_backend_says_how_to_build_it(python_tree_without):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "build it with scons --backend=xla" in run.stdout
+
+
+def test_full_codegen_operators_run_as_ir_nodes_lowered_by_the_backend(opdispatch, xla):
+    """abs, sigmoid, relu and clamp are full_codegen: the generated kernel makes an IR node (clamp's
+    min and max as constant operands) and the sample's runtime lowers it at once through the
+    hand-written lower_<kernel> (ir_lowerings.cpp); the derived in-place and out= variants too."""
+    od = opdispatch
+    x = _on_xla(od, xla, A - 2)
+    for low in (0.0, 0.5, 1.25):  # a new value each call: an operand, read by the lowering
+        np.testing.assert_allclose(_values(od.clamp(x, low, None)), np.clip(A - 2, low, None))
+    xla.reset_metrics()
+    y = od.relu(x)
+    y.clamp_(max=0.5)
+    assert xla.metrics()["kernels"] == {"aten::clamp": 1, "aten::relu": 1, "aten::copy_": 1}
+    assert xla.metrics()["fallbacks"] == {}
+    np.testing.assert_allclose(_values(y), np.clip(np.maximum(A - 2, 0), None, 0.5))

@@ -53,4 +53,4 @@ def test_backend_kernels_including_a_header_rewritten_in_the_same_second_recompi
     for text in (original.replace("opkind: lazy::cast", "opkind: lazy::convert"), original):
         build, written = edit_and_build(project, yaml, text, "--backend=lazy", target=LAZY_LIBRARY)
         assert written == {os.path.join(GEN, "backends", "Lazy", "LazyNonNativeIr.h")}
-        assert build.compiled == {"build/obj/backends/lazy/graph.os", "build/obj/backends/lazy/non_native.os"}
+        assert build.compiled == {"build/obj/backends/lazy/ir_operands.os", "build/obj/backends/lazy/non_native.os"}

@@ -12,6 +12,7 @@ namespace op::lazy {
 class DeviceData final : public Node {
  public:
   static constexpr const char* kOp = "lazy::device_data";
+  static constexpr OpKind kOpKind{"lazy", "device_data"};
   explicit DeviceData(TensorBase data);
   std::vector<TensorBase> lower(const std::vector<TensorBase>& data) const override;
   const TensorBase& data() const { return data_; }

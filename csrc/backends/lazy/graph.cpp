@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "backends/Lazy/LazyNonNativeIr.h"
 #include "backends/lazy/data_node.h"
 #include "backends/lazy/metrics.h"
 #include "core/error.h"
@@ -30,10 +29,11 @@ struct Graph {
 };
 
 // What a node contributes to the graph's identity: its op and attributes, except the value of a
-// scalar constant (non-native `scalar`, TreatScalarsAsConstants), which is read from the node
-// when the plan runs, so fill_(x, 2) and fill_(x, 3) share one plan.
+// constant (op kind prim::Constant: non-native `scalar`, what Scalar and SymInt operands and
+// fill_ record), which is read from the node when the graph runs, so x * 0.1 and x * 0.2, or
+// fill_(x, 2) and fill_(x, 3), share one plan. Its dtype is in its shape, hashed with the rest.
 uint64_t structure_hash(const Node& node) {
-  if (const auto* constant = dynamic_cast<const lazy::Scalar*>(&node)) return hash_of(lazy::Scalar::kOp, constant->type_);
+  if (node.kind() == kConstantKind) return hash_of(node.op());
   return node.args_hash();
 }
 
@@ -228,7 +228,8 @@ std::vector<TensorBase> run(const Plan& plan, const Graph& g) {
       slots[step.out[k]] = std::move(results[k]);
     }
     for (size_t s : step.release) slots[s] = TensorBase();
-    if (dynamic_cast<const DeviceData*>(&node) == nullptr) ++executed;
+    // Inputs are not calls: data, and the constants Scalar and SymInt operands are fed as.
+    if (dynamic_cast<const DeviceData*>(&node) == nullptr && node.kind() != kConstantKind) ++executed;
   }
   std::vector<TensorBase> out;
   for (size_t s : plan.root_slots) out.push_back(slots[s]);

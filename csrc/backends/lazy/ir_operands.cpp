@@ -1,7 +1,9 @@
 // The helpers generated kernels call on their arguments and results (declared in ir.h).
+#include "backends/Lazy/LazyNonNativeIr.h"
 #include "backends/lazy/data_node.h"
 #include "backends/lazy/ir.h"
 #include "backends/lazy/lazy_tensor.h"
+#include "backends/lazy/metrics.h"
 #include "core/error.h"
 
 namespace op::lazy {
@@ -41,35 +43,28 @@ std::optional<Value> ir_value(const std::optional<TensorBase>& t) {
   return ir_value(*t);
 }
 
+Value scalar_operand(const ::op::Scalar& value) {
+  const ScalarType dtype = value.type();
+  count(Counter::IrNodesCreated);
+  return Value{std::make_shared<lazy::Scalar>(value, dtype, std::vector<Shape>{Shape{dtype, {}}}), 0};
+}
+
+std::optional<Value> scalar_operand(const std::optional<::op::Scalar>& value) {
+  if (!value) return std::nullopt;
+  return scalar_operand(*value);
+}
+
+Value symint_operand(int64_t value) { return scalar_operand(::op::Scalar(value)); }
+
+std::optional<Value> symint_operand(std::optional<int64_t> value) {
+  if (!value) return std::nullopt;
+  return symint_operand(*value);
+}
+
 std::vector<Value> ir_value(ArrayRef<TensorBase> ts) {
   std::vector<Value> out;
   out.reserve(ts.size());
   for (const TensorBase& t : ts) out.push_back(ir_value(t));
-  return out;
-}
-
-TensorBase to_meta(const TensorBase& t) {
-  if (!t.defined()) return t;
-  return TensorBase::empty(t.sizes(), TensorOptions(t.dtype()).with_device(Device(DeviceType::Meta)));
-}
-
-std::optional<TensorBase> to_meta(const std::optional<TensorBase>& t) {
-  if (!t) return t;
-  return to_meta(*t);
-}
-
-std::vector<TensorBase> to_meta(ArrayRef<TensorBase> ts) {
-  std::vector<TensorBase> out;
-  out.reserve(ts.size());
-  for (const TensorBase& t : ts) out.push_back(to_meta(t));
-  return out;
-}
-
-std::vector<Shape> shapes_of(const TensorBase& result) { return {Shape{result.dtype(), result.sizes().vec()}}; }
-
-std::vector<Shape> shapes_of(const std::vector<TensorBase>& results) {
-  std::vector<Shape> out;
-  for (const TensorBase& r : results) out.push_back(Shape{r.dtype(), r.sizes().vec()});
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "backends/Lazy/LazyNonNativeIr.h"
 #include "backends/Lazy/ops/expand_copy_ir.h"
+#include "backends/lazy/metrics.h"
 #include "ops/_to_copy_ops.h"
 #include "ops/full_ops.h"
 
@@ -10,6 +11,7 @@ namespace op::lazy {
 Value expanded_scalar(const ::op::Scalar& value, ScalarType dtype, IntArrayRef sizes) {
   // Never reused: equal values in one step and different ones in the next must give one structure.
   Value constant{std::make_shared<lazy::Scalar>(value, dtype, std::vector<Shape>{Shape{dtype, {}}}), 0};
+  count(Counter::IrNodesCreated);
   if (sizes.empty()) return constant;
   return Value{reuse_or_make<ExpandCopy>(constant, sizes.vec(), false, std::vector<Shape>{Shape{dtype, sizes.vec()}}), 0};
 }

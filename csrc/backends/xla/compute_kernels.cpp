@@ -1,9 +1,9 @@
-// The XLA backend's pointwise and reduction kernels. Each views its xla operands as cpu
+// The XLA backend's pointwise and reduction kernels (its full_codegen operators are IR nodes:
+// ir_lowerings.cpp). Each views its xla operands as cpu
 // tensors over the same bytes, runs the in-tree CPU operator (which does the shape, dtype and
 // broadcasting work) and returns the cpu result as an xla tensor, without copying. The
 // generated out= and in-place wrappers call these functional kernels.
 // Per-group declaration headers, not the umbrella: a backend-yaml edit recompiles only what it touches.
-#include "backends/XLA/ops/abs_native.h"
 #include "backends/XLA/ops/add_native.h"
 #include "backends/XLA/ops/div_native.h"
 #include "backends/XLA/ops/exp_native.h"
@@ -12,14 +12,12 @@
 #include "backends/XLA/ops/minimum_native.h"
 #include "backends/XLA/ops/mul_native.h"
 #include "backends/XLA/ops/neg_native.h"
-#include "backends/XLA/ops/sigmoid_native.h"
 #include "backends/XLA/ops/sqrt_native.h"
 #include "backends/XLA/ops/sub_native.h"
 #include "backends/XLA/ops/sum_native.h"
 #include "backends/XLA/ops/tanh_native.h"
 #include "backends/xla/host_alias.h"
 #include "backends/xla/metrics.h"
-#include "ops/abs.h"
 #include "ops/add.h"
 #include "ops/div.h"
 #include "ops/exp.h"
@@ -28,7 +26,6 @@
 #include "ops/minimum.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
-#include "ops/sigmoid.h"
 #include "ops/sqrt.h"
 #include "ops/sub.h"
 #include "ops/sum.h"
@@ -94,10 +91,6 @@ TensorBase XLANativeFunctions::neg(const TensorBase& self) {
   return run_unary("aten::neg", "neg", self, [](const TensorBase& x) { return op::neg(x); });
 }
 
-TensorBase XLANativeFunctions::abs(const TensorBase& self) {
-  return run_unary("aten::abs", "abs", self, [](const TensorBase& x) { return op::abs(x); });
-}
-
 TensorBase XLANativeFunctions::exp(const TensorBase& self) {
   return run_unary("aten::exp", "exp", self, [](const TensorBase& x) { return op::exp(x); });
 }
@@ -112,10 +105,6 @@ TensorBase XLANativeFunctions::sqrt(const TensorBase& self) {
 
 TensorBase XLANativeFunctions::tanh(const TensorBase& self) {
   return run_unary("aten::tanh", "tanh", self, [](const TensorBase& x) { return op::tanh(x); });
-}
-
-TensorBase XLANativeFunctions::sigmoid(const TensorBase& self) {
-  return run_unary("aten::sigmoid", "sigmoid", self, [](const TensorBase& x) { return op::sigmoid(x); });
 }
 
 // ----- reductions -----
