@@ -32,6 +32,19 @@ def run_generate(yaml, out, *extra, hashseed="0", cwd=REPO_ROOT, python_path=Non
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+def generate(yaml, out, *extra):
+    """run_generate that must succeed (its stderr is the failure's message)."""
+    result = run_generate(yaml, out, *extra)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def read(root, path) -> str:
+    """A generated file's text."""
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        return handle.read()
+
+
 def regenerated(stdout: str) -> tuple[int, int]:
     """(N, M) from '[opgen] regenerated N/M groups'."""
     line = next(l for l in stdout.splitlines() if "regenerated" in l)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate
+from generate_helpers import GROUPS, REPO_ROOT, changed, generate, regenerated, run_generate
 from helpers import snapshot
 
 BACKEND_YAML = os.path.join(REPO_ROOT, "yaml", "xla_native_functions.yaml")
@@ -31,12 +31,6 @@ def backend_copy(tmp_path):
     path = tmp_path / "xla_native_functions.yaml"
     shutil.copyfile(BACKEND_YAML, path)
     return path
-
-
-def generate(yaml, out, *extra):
-    result = run_generate(yaml, out, *extra)
-    assert result.returncode == 0, result.stderr
-    return result
 
 
 def in_tree(tree: dict) -> dict:

@@ -12,23 +12,12 @@ import time
 
 import pytest
 
-from generate_helpers import REPO_ROOT, changed, regenerated, run_generate
+from generate_helpers import REPO_ROOT, changed, generate, read, regenerated, run_generate
 from helpers import snapshot
 
 NATIVE = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
 XLA_YAML = os.path.join(REPO_ROOT, "yaml", "xla_native_functions.yaml")
 XLA = "backends/XLA"
-
-
-def generate(yaml, out, *extra):
-    result = run_generate(yaml, out, *extra)
-    assert result.returncode == 0, result.stderr
-    return result
-
-
-def read(root, path):
-    with open(os.path.join(root, path), encoding="utf-8") as handle:
-        return handle.read()
 
 
 def classes(text):

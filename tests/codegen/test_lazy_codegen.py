@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from generate_helpers import GROUPS, REPO_ROOT, changed, regenerated, run_generate
+from generate_helpers import GROUPS, REPO_ROOT, changed, generate, read, regenerated, run_generate
 from helpers import snapshot
 
 LAZY_YAML = os.path.join(REPO_ROOT, "yaml", "lazy_native_functions.yaml")
@@ -25,17 +25,6 @@ def lazy_group_count(path=LAZY_YAML) -> int:
 
 
 LAZY_GROUPS = lazy_group_count()
-
-
-def generate(yaml, out, *extra):
-    result = run_generate(yaml, out, *extra)
-    assert result.returncode == 0, result.stderr
-    return result
-
-
-def read(root, path):
-    with open(os.path.join(root, path), encoding="utf-8") as handle:
-        return handle.read()
 
 
 @pytest.fixture(scope="module")
