@@ -46,7 +46,8 @@ step cuda_tests 150 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_
 grep -E "^(FAILED|ERROR)" "$out/cuda_tests.log" | head -20
 step bench 170 python3 tests/bench/bench_cuda.py --budget 150 --json "$out/bench-cuda.json"
 cat "$out/bench.log"
-step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -x -q -p no:cacheprovider \
+# Every tensor its own cudaMalloc of exactly its bytes, so memcheck sees each tensor's bounds.
+OPDISPATCH_CUDA_NO_CACHING=1 step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -x -q -p no:cacheprovider \
   tests/runtime/test_cuda_ops.py tests/runtime/test_cuda_kernel_paths.py -k "not 2_to_the_31"
 grep -E "ERROR SUMMARY|Invalid|FAILED" "$out/memcheck.log" | head -10
 step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"

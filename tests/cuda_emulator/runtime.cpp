@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda_runtime.h"
@@ -120,6 +121,29 @@ void run_block(Block& block) {
   }
 }
 
+// Device memory: 256-byte aligned like cudaMalloc's, between two guard zones of a known pattern
+// that cudaFree checks, so a kernel that writes past either end of an allocation is caught (with
+// OPDISPATCH_CUDA_NO_CACHING=1 every tensor is an allocation of its own). A request the host
+// cannot hold (over 64 GiB, or refused) is the device running out of memory.
+constexpr size_t kGuard = 256;  // before the data (keeping it aligned) and after it
+constexpr unsigned char kGuardByte = 0xCD;
+
+struct Allocation {
+  void* base;
+  size_t size;
+};
+std::mutex allocations_mutex;
+std::unordered_map<void*, Allocation>& allocations() {
+  static auto* map = new std::unordered_map<void*, Allocation>();  // leaked: frees at exit may come late
+  return *map;
+}
+
+bool guard_intact(const unsigned char* from, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (from[i] != kGuardByte) return false;
+  return true;
+}
+
 }  // namespace
 
 namespace cuda_emulator {
@@ -215,18 +239,38 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
-// Device memory: 256-byte aligned like cudaMalloc's; a request the emulator's host cannot hold
-// (over 64 GiB, or refused) is the device running out of memory.
 cudaError_t cudaMalloc(void** pointer, size_t size) {
   *pointer = nullptr;
   if (size > (size_t(64) << 30)) return record(cudaErrorMemoryAllocation);
-  void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
-  if (p == nullptr) return record(cudaErrorMemoryAllocation);
-  *pointer = p;
+  const size_t padded = (size + 255) / 256 * 256;
+  auto* base = static_cast<unsigned char*>(std::aligned_alloc(256, kGuard + padded + kGuard));
+  if (base == nullptr) return record(cudaErrorMemoryAllocation);
+  std::memset(base, kGuardByte, kGuard);
+  std::memset(base + kGuard + size, kGuardByte, padded - size + kGuard);
+  *pointer = base + kGuard;
+  std::lock_guard<std::mutex> lock(allocations_mutex);
+  allocations()[*pointer] = Allocation{base, size};
   return cudaSuccess;
 }
+
 cudaError_t cudaFree(void* pointer) {
-  std::free(pointer);
+  if (pointer == nullptr) return cudaSuccess;
+  Allocation a;
+  {
+    std::lock_guard<std::mutex> lock(allocations_mutex);
+    auto found = allocations().find(pointer);
+    if (found == allocations().end()) return record(cudaErrorInvalidValue);
+    a = found->second;
+    allocations().erase(found);
+  }
+  const auto* data = static_cast<const unsigned char*>(pointer);
+  const size_t padded = (a.size + 255) / 256 * 256;
+  if (!guard_intact(data - kGuard, kGuard) || !guard_intact(data + a.size, padded - a.size + kGuard)) {
+    std::fprintf(stderr, "cuda emulator: something wrote outside a %zu-byte device allocation (its guard bytes "
+                 "changed): a kernel indexed out of bounds\n", a.size);
+    std::abort();
+  }
+  std::free(a.base);
   return cudaSuccess;
 }
 cudaError_t cudaHostAlloc(void** pointer, size_t size, unsigned flags) {

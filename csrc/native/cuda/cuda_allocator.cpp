@@ -6,6 +6,8 @@
 // allocation, so a CUDA build loads (and runs CPU code) on machines without a GPU.
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "core/allocator.h"
@@ -52,10 +54,39 @@ CachingAllocator& pool() {
 // A deleter: never throws, and calls no CUDA function (the block stays cached).
 void free_block(void* ptr) { pool().free(ptr); }
 
+// OPDISPATCH_CUDA_NO_CACHING=1: every tensor is a cudaMalloc of exactly its bytes, freed when the
+// tensor dies, as PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING does. Slow, but compute-sanitizer then
+// sees each tensor's bounds, which a block carved from a cached segment hides. The memory
+// figures stay 0 in that mode.
+bool caching_disabled() {
+  static const bool disabled = [] {
+    const char* value = std::getenv("OPDISPATCH_CUDA_NO_CACHING");
+    return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+  }();
+  return disabled;
+}
+
+void* uncached_alloc(size_t nbytes) {
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, nbytes == 0 ? 1 : nbytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    fail(str("CUDA out of memory: tried to allocate ", caching::format_bytes(nbytes),
+             " (cudaMalloc: ", cudaGetErrorString(status), "; OPDISPATCH_CUDA_NO_CACHING is set)"));
+  }
+  return p;
+}
+
+// A deleter: never throws; at process exit the runtime may already be gone.
+void uncached_free(void* ptr) {
+  if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+}
+
 class CudaAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     require_device();  // "no CUDA device is available (...)" rather than a failing cudaMalloc
+    if (caching_disabled()) return DataPtr(uncached_alloc(nbytes), &uncached_free);
     return DataPtr(pool().allocate(nbytes, current_stream()), &free_block);
   }
 
