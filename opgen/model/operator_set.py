@@ -11,7 +11,7 @@ import os
 import re
 from typing import Iterable, Optional
 
-from ..errors import OPERATOR_NAME_RATIO, close_match
+from ..errors import OPERATOR_NAME_RATIO, close_match, one_edit_apart
 from .schema import OperatorName
 
 # A PyTorch checkout keeps the yaml at <root>/aten/src/ATen/native/ and its version in <root>/version.txt.
@@ -45,6 +45,20 @@ def describe_operator_set(yaml_path: str) -> str:
     return f"{yaml_path} (PyTorch {version}'s set)" if version else yaml_path
 
 
+def _words(name: str) -> list[str]:
+    return re.split(r"[_.]", name)
+
+
+def misspelt(text: str, name: str) -> bool:
+    """Whether ``text`` reads as ``name`` with typos: one edit in all, or one in each of some of
+    its words. A name alike as a whole but for a different word is another operator, renamed or
+    removed ('l1_loss_backward' is not 'nll_loss_backward', though difflib rates them 0.91)."""
+    if one_edit_apart(text.casefold(), name.casefold()):
+        return True
+    ours, theirs = _words(text.casefold()), _words(name.casefold())
+    return len(ours) == len(theirs) and all(a == b or one_edit_apart(a, b) for a, b in zip(ours, theirs))
+
+
 def unknown_operator_hint(text: str, known: Iterable[OperatorName], yaml_path: str) -> str:
     """The message for ``text``, which names no operator of the yaml at ``yaml_path``."""
     known = list(known)
@@ -53,7 +67,7 @@ def unknown_operator_hint(text: str, known: Iterable[OperatorName], yaml_path: s
     overloads = [str(name) for name in known if str(name.name) == base]
     # The overloads of the same name are the likeliest meaning ('add' for add.Tensor); else any close name.
     match = close_match(text, overloads or [str(name) for name in known], OPERATOR_NAME_RATIO)
-    if match is not None:
+    if match is not None and misspelt(text, match):
         return f"{where}; did you mean '{match}'?"
     if overloads:
         shown = ", ".join(overloads[:_OVERLOADS_SHOWN]) + (", ..." if len(overloads) > _OVERLOADS_SHOWN else "")

@@ -24,7 +24,8 @@ def test_version_from_a_versioned_folder_and_none_otherwise(tmp_path):
     assert describe_operator_set("yaml/native_functions.yaml") == "yaml/native_functions.yaml"
 
 
-NAMES = [OperatorName.parse(n) for n in ("add.Tensor", "add.out", "_pdist_backward", "sign", "maximum", "relu")]
+NAMES = [OperatorName.parse(n) for n in ("add.Tensor", "add.out", "_pdist_backward", "sign", "maximum", "relu",
+                                         "nll_loss_backward", "_softmax_backward_data", "log_softmax.int")]
 
 
 @pytest.mark.parametrize("text, ending", [
@@ -34,6 +35,9 @@ NAMES = [OperatorName.parse(n) for n in ("add.Tensor", "add.out", "_pdist_backwa
     ("rleu", "; did you mean 'relu'?"),               # two letters swapped in a short name
     ("add", "; its overloads there: add.Tensor, add.out"),
     ("add.Tensr", "; did you mean 'add.Tensor'?"),
+    ("l1_loss_backward", ": renamed or removed?"),    # 0.91 alike 'nll_loss_backward', but another word
+    ("_softmx_backward_dta", "; did you mean '_softmax_backward_data'?"),  # one typo in each of two words
+    ("logsoftmax.int", "; did you mean 'log_softmax.int'?"),               # one edit in all
 ])
 def test_unknown_operator_hint(text, ending):
     assert unknown_operator_hint(text, NAMES, "pytorch-2.13/native_functions.yaml") == \
