@@ -45,6 +45,11 @@ def read(root, path) -> str:
         return handle.read()
 
 
+def ir_classes(text: str) -> list[str]:
+    """The IR node classes a generated _ir.h defines, in order."""
+    return re.findall(r"^class (\w+) final : public Node", text, re.M)
+
+
 def regenerated(stdout: str) -> tuple[int, int]:
     """(N, M) from '[opgen] regenerated N/M groups'."""
     line = next(l for l in stdout.splitlines() if "regenerated" in l)

@@ -12,16 +12,12 @@ import time
 
 import pytest
 
-from generate_helpers import REPO_ROOT, changed, generate, read, regenerated, run_generate
+from generate_helpers import REPO_ROOT, changed, generate, ir_classes, read, regenerated, run_generate
 from helpers import snapshot
 
 NATIVE = os.path.join(REPO_ROOT, "yaml", "native_functions.yaml")
 XLA_YAML = os.path.join(REPO_ROOT, "yaml", "xla_native_functions.yaml")
 XLA = "backends/XLA"
-
-
-def classes(text):
-    return re.findall(r"^class (\w+) final : public Node", text, re.M)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +30,7 @@ def xla_tree(tmp_path_factory):
 def test_full_codegen_operators_of_the_xla_sample_get_ir_classes(xla_tree):
     umbrella = re.findall(r'#include "(.*)"', read(xla_tree, f"{XLA}/XLAIr.h"))
     assert umbrella == [f"{XLA}/ops/{g}_ir.h" for g in ("abs", "clamp", "relu", "sigmoid")] + [f"{XLA}/XLANonNativeIr.h"]
-    assert classes(read(xla_tree, f"{XLA}/ops/clamp_ir.h")) == ["Clamp"]
+    assert ir_classes(read(xla_tree, f"{XLA}/ops/clamp_ir.h")) == ["Clamp"]
     relu = read(xla_tree, f"{XLA}/ops/relu_ir.h")
     assert '#include "backends/xla/ir.h"' in relu and "namespace op::xla {" in relu
     assert "return ::op::xla::lower_relu(self);" in relu  # the backend's lowering, not an eager call
@@ -119,7 +115,7 @@ def test_pytorch_xla_yaml_gets_its_105_ir_classes_and_function_declarations(real
     backend = parse_backend_yaml(xla_yaml, model)
     root = out / XLA
     declared = [c for name in sorted(os.listdir(root / "ops")) if name.endswith("_ir.h")
-                for c in classes((root / "ops" / name).read_text())]
+                for c in ir_classes((root / "ops" / name).read_text())]
     assert sorted(declared) == sorted(n.class_name for n in backend.ir_nodes) and len(declared) == 105
     functions = (root / "XLAIrFunctions.h").read_text()
     assert len(re.findall(r"^std::vector<::op::TensorBase> lower_\w+\(", functions, re.M)) == 105

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from generate_helpers import GROUPS, REPO_ROOT, changed, generate, read, regenerated, run_generate
+from generate_helpers import GROUPS, REPO_ROOT, changed, generate, ir_classes, read, regenerated, run_generate
 from helpers import snapshot
 
 LAZY_YAML = os.path.join(REPO_ROOT, "yaml", "lazy_native_functions.yaml")
@@ -34,14 +34,10 @@ def lazy_tree(tmp_path_factory):
     return out
 
 
-def classes(text):
-    return re.findall(r"^class (\w+) final : public Node", text, re.M)
-
-
 def test_ir_headers_declare_one_class_per_operator_named_as_torchgen(lazy_tree):
-    assert classes(read(lazy_tree, f"{LAZY}/ops/add_ir.h")) == ["AddScalar", "AddTensor"]
-    assert classes(read(lazy_tree, f"{LAZY}/ops/sum_ir.h")) == ["Sum", "SumDimIntlist"]
-    assert classes(read(lazy_tree, f"{LAZY}/ops/view_copy_ir.h")) == ["ViewCopy"]
+    assert ir_classes(read(lazy_tree, f"{LAZY}/ops/add_ir.h")) == ["AddScalar", "AddTensor"]
+    assert ir_classes(read(lazy_tree, f"{LAZY}/ops/sum_ir.h")) == ["Sum", "SumDimIntlist"]
+    assert ir_classes(read(lazy_tree, f"{LAZY}/ops/view_copy_ir.h")) == ["ViewCopy"]
     assert not os.path.exists(os.path.join(lazy_tree, f"{LAZY}/ops/copy__ir.h"))  # supported: no IR
 
 
@@ -100,7 +96,7 @@ def test_umbrellas_and_non_native_nodes(lazy_tree):
     assert headers[:-1] == sorted(headers[:-1]) and headers[-1] == f"{LAZY}/LazyNonNativeIr.h"
     assert f"{LAZY}/ops/add_ir.h" in headers and f"{LAZY}/ops/copy_ir.h" not in headers
     non_native = read(lazy_tree, f"{LAZY}/LazyNonNativeIr.h")
-    assert classes(non_native) == ["Scalar", "Cast"]
+    assert ir_classes(non_native) == ["Scalar", "Cast"]
     assert 'static constexpr OpKind kOpKind{"prim", "Constant"};' in non_native and "lower(const std::vector<TensorBase>& data) const override;  // by hand" in non_native
     assert os.path.exists(os.path.join(lazy_tree, f"{LAZY}/LazyNativeFunctions.h"))
 
@@ -115,7 +111,7 @@ def test_every_ir_class_of_the_yaml_is_declared_once(lazy_tree):
         for name in sorted(files):
             if name.endswith("Ir.h") and name != "LazyNonNativeIr.h" or not name.endswith(".h"):
                 continue
-            declared += classes(read(directory, name))
+            declared += ir_classes(read(directory, name))
     assert sorted(declared) == sorted(n.class_name for n in backend.ir_nodes)
 
 
@@ -188,8 +184,8 @@ def test_pytorch_lazy_yaml_declares_gen_lazy_tensors_178_classes(real_data_dir, 
              "--tags", os.path.join(real_data_dir, "tags.yaml"), "--keys", "CPU")
     root = out / LAZY
     native = [c for name in sorted(os.listdir(root / "ops")) if name.endswith("_ir.h")
-              for c in classes((root / "ops" / name).read_text())]
-    non_native = classes((root / "LazyNonNativeIr.h").read_text())
+              for c in ir_classes((root / "ops" / name).read_text())]
+    non_native = ir_classes((root / "LazyNonNativeIr.h").read_text())
     assert (len(native), len(set(native)), len(non_native)) == (162, 162, 16)
     gelu = (root / "ops" / "gelu_ir.h").read_text()
     assert "std::string approximate_;" in gelu  # strings owned, never a string_view (PR 75527)
