@@ -296,9 +296,9 @@ __global__ void contiguous_kernel(ElementwiseArgs<sizeof...(Ins)> args, F f, boo
     contiguous_step<Ins...>(args, f, first, aligned && first + kVec <= numel, std::index_sequence_for<Ins...>{});
 }
 
-template <class T>
-bool on_packet_boundary(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kVec) == 0;
+// Whether a whole packet of `itemsize`-byte elements can load from p in one access.
+inline bool on_packet_boundary(const void* p, size_t itemsize) {
+  return reinterpret_cast<uintptr_t>(p) % (itemsize * kVec) == 0;
 }
 
 // out[i] = f(inputs[0][i], ...) over `shape`, input k read as type Ins_k (out has that shape,
@@ -326,7 +326,7 @@ void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<Tens
   args.numel = numel;
   strides[0] = target.strides().vec();
   bool contiguous = target.is_contiguous() && target.dtype() == scalar_type_of<Out>;
-  bool aligned = on_packet_boundary<Out>(args.out);
+  bool aligned = on_packet_boundary(args.out, sizeof(Out));
   const ScalarType in_dtypes[] = {scalar_type_of<Ins>...};
   for (int k = 0; k < n; ++k) {
     const TensorBase& in = inputs[k];
@@ -342,7 +342,7 @@ void elementwise(IntArrayRef shape, const TensorBase& out, const std::array<Tens
       strides[k + 1] = broadcast_strides(in, shape);
       // Same element count and contiguous: the input walks in step with the output.
       contiguous = contiguous && in.numel() == numel && in.is_contiguous() && in.dtype() == in_dtypes[k];
-      aligned = aligned && reinterpret_cast<uintptr_t>(in.data_ptr()) % (in.itemsize() * kVec) == 0;
+      aligned = aligned && on_packet_boundary(in.data_ptr(), in.itemsize());
     }
   }
   const cudaStream_t s = stream();

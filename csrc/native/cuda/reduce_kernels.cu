@@ -264,10 +264,10 @@ __global__ void reduce_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink
   __shared__ Acc shared[kThreads];
   int64_t begin, end;
   split_range(args.nreduced, begin, end);
+  const bool adjacent = args.reduced.ndim == 1 && args.reduced.strides[0][0] == 1;
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     int64_t kept[2];
     args.kept.get(out, kept);
-    const bool adjacent = args.reduced.ndim == 1 && args.reduced.strides[0][0] == 1;
     Acc acc = adjacent ? fold_adjacent(self + kept[0], begin, end, op)
                        : fold_strided(args, self + kept[0], begin + threadIdx.x, end, kThreads, op);
     acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
