@@ -163,7 +163,8 @@ class BackendGroupCodegen:
         for f, kernel in self._listed(self.backend.backend_key):
             if self.ir.is_full_codegen(f):
                 body = "".join(f"  {line}\n" for line in native_body(f, self.backend.ir_node(f.func.name), self.backend))
-                # a trailing return type: `TensorBase ::op::...` would read as TensorBase::op
+                # A trailing return type: what follows the qualified name is looked up in the
+                # kernel's namespace, which sees the operator library's types.
                 definitions.append(f"// {f.func.name}: full_codegen\nauto ::{self.kernel_scope}::{kernel}("
                                    f"{params(dispatcher.bindings(f), with_defaults=False)}) -> {dispatcher.return_type(f)} {{\n{body}}}")
         return definitions

@@ -386,7 +386,9 @@ def registration_source(group_rel: GroupRelations, key: str, wrappers: list[Wrap
     """The translation unit defining and registering one group's wrappers at one key; ``includes``
     are the headers the wrappers' callees need (the handles their bodies call are added here);
     ``definitions``: kernels the wrappers call that generated code defines (a backend's
-    full_codegen kernels), in namespace op before the wrappers."""
+    full_codegen kernels), before the wrappers at global scope: a qualified definition must
+    stand in a namespace enclosing its declaration's, and only the global one encloses both
+    op and a backend's (torch_xla, torch::lazy)."""
     includes = includes | {"dispatch/registration.h"}
     includes.update(handles_header(other) for w in wrappers for other in w.other_groups)
     return render("kernel_registration.cpp.j2", group=group_rel.group.name, key=key,

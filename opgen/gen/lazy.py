@@ -24,7 +24,8 @@ Two kinds of backend, told apart by the key:
 The generated code is written against the backend's IR runtime header, backends/<key>/ir.h
 (lower-cased key: csrc/backends/lazy/ir.h), which provides the IR core of
 csrc/backends/support/lazy_ir.h and, in the backend's C++ namespace, the helpers the kernels call
-(common_device, ir_value, scalar_operand, symint_operand, reuse_or_make, make_tensor).
+(common_device(ArrayRef<TensorBase>), default_device, ir_value, scalar_operand, symint_operand,
+reuse_or_make, make_tensor).
 """
 from __future__ import annotations
 
@@ -198,7 +199,7 @@ def _lowering(f: NativeFunction, node: IrNode, operands: list[Operand], argument
     if not lowers_eagerly(backend):
         lines.append(f"return ::{backend.cpp_namespace}::lower_{kernel_name(f, node)}({args});")
         return {"lines": lines}
-    call = f"ops::{dispatcher.handle_name(f)}::call({args})"
+    call = f"::op::ops::{dispatcher.handle_name(f)}::call({args})"
     n = len(f.func.returns)
     if n == 1 and f.func.returns[0].type == _TENSOR:
         lines.append(f"return {{{call}}};")
@@ -212,29 +213,35 @@ def _lowering(f: NativeFunction, node: IrNode, operands: list[Operand], argument
 
 
 def native_body(f: NativeFunction, node: IrNode, backend: BackendYaml) -> list[str]:
-    """The body of the generated kernel of a full_codegen function at the backend's key."""
+    """The body of the generated kernel of a full_codegen function at the backend's key. Names
+    of the operator library are qualified: the kernel's namespace may have its own (torch::lazy)."""
     operands, attributes, arguments = _arguments(node)
     runtime = f"::{backend.cpp_namespace}"
     tensors = [o for o in operands if o.value == TENSOR]
     lines = []
     device_args = ", ".join(o.name for o in tensors)
-    lines.append(f"Device device = {runtime}::common_device({{{device_args}}});" if tensors
-                 else f"Device device = {runtime}::default_device();")
+    # Plain tensors as a braced list; optional ones and lists flattened (clamp.Tensor's min and max).
+    if all(o.kind == "one" for o in tensors):
+        device_args = f"{{{device_args}}}"
+    else:
+        device_args = f"::op::lazy::tensor_operands({device_args})"
+    lines.append(f"::op::Device device = {runtime}::common_device({device_args});" if tensors
+                 else f"::op::Device device = {runtime}::default_device();")
     for o in operands:
         lines.append(f"auto {o.name}_ir = {runtime}::{_MAKE_OPERAND[o.value]}({o.name});")
     if needs_shape_function(backend, f):
         shape_call = f"{runtime}::compute_shape_{kernel_name(f, node)}({', '.join(a.name for a in arguments)})"
     else:
-        meta_args = [f"lazy::to_meta({a.name})" if a.value == TENSOR else a.name for a in arguments]
-        shape_call = f"lazy::shapes_of(ops::{dispatcher.handle_name(f)}::call({', '.join(meta_args)}))"
-    lines.append(f"std::vector<lazy::Shape> shapes = {shape_call};")
+        meta_args = [f"::op::lazy::to_meta({a.name})" if a.value == TENSOR else a.name for a in arguments]
+        shape_call = f"::op::lazy::shapes_of(::op::ops::{dispatcher.handle_name(f)}::call({', '.join(meta_args)}))"
+    lines.append(f"std::vector<::op::lazy::Shape> shapes = {shape_call};")
     node_args = [f"{o.name}_ir" for o in operands] + [a.name for a in attributes]
     lines.append(f"auto node = {runtime}::reuse_or_make<{runtime}::{node.class_name}>({', '.join(node_args + ['std::move(shapes)'])});")
     n = len(f.func.returns)
     if n == 1 and f.func.returns[0].type == _TENSOR:
-        lines.append(f"return {runtime}::make_tensor(lazy::Value{{node, 0}}, device);")
+        lines.append(f"return {runtime}::make_tensor(::op::lazy::Value{{node, 0}}, device);")
     elif n > 1 and all(r.type == _TENSOR for r in f.func.returns):
-        outs = ", ".join(f"{runtime}::make_tensor(lazy::Value{{node, {i}}}, device)" for i in range(n))
+        outs = ", ".join(f"{runtime}::make_tensor(::op::lazy::Value{{node, {i}}}, device)" for i in range(n))
         lines.append(f"return std::make_tuple({outs});")
     else:
         lines = [f'OP_CHECK(false, "{f.func.name}: IR kernels record tensor results only");']

@@ -5,17 +5,22 @@ build with exit status 2 and FILE:LINE diagnostics on a bad file) and returns th
 BackendYaml.  ``env.OpgenCheckDefinitions(stamp, registrations + backend_objects,
 OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anything is linked
 when a kernel the generated registrations call is not defined by the backend's objects.
+With missing kernels stubbed instead, ``env.OpgenBackendStubs(target, backend, objects_by_group,
+defining, codegen)`` writes a stub for each function the backend's yaml makes it write (kernels,
+lowerings, shape functions: gen/backend_stubs.py) that ``defining`` leaves undefined, and
+``env.OpgenStandinIrRuntime(target, backend)`` the header that stands in for a missing IR runtime.
 """
 import os
 import sys
 
 from opgen.errors import OpgenError
 from opgen.gen.layout import backend_key_source_group
-from opgen.link_check import NmError, missing_kernels
+from opgen.gen.backend_stubs import hand_written, render_backend_stubs, render_standin_runtime
+from opgen.link_check import NmError, defined_symbols, missing_kernels, undefined_by_object
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.scons.model import display_path
 from opgen.scons.stop import stop
-from opgen.scons.toolset.messages import shown
+from opgen.scons.toolset.messages import report, shown
 from opgen.writer import write_if_changed
 
 def _backend_yaml(env, model, path):
@@ -52,8 +57,68 @@ def _check_definitions(target, source, env):
     return 0
 
 
+class _Stubs:
+    """A stubbed build's check: the backend's hand-written functions (gen/backend_stubs.py) its
+    groups' objects call and its own objects do not define, each written as a stub."""
+
+    def __init__(self, backend, objects_by_group, defining, codegen):
+        self.backend = backend
+        self.objects_by_group = objects_by_group
+        self.defining = defining
+        self.codegen = codegen
+
+    def run(self, target, source, env):
+        group_of = {node.abspath: group for group, nodes in self.objects_by_group.items() for node in nodes}
+        try:
+            undefined = undefined_by_object(sorted(group_of), (self.backend.cpp_namespace + "::",))
+            defined = defined_symbols(node.abspath for node in self.defining)
+        except NmError as exc:
+            print(f"scons: *** [opgen] {exc}", file=sys.stderr)
+            return 2
+        wanted = {}
+        for path, symbols in undefined.items():
+            wanted.setdefault(group_of[path], set()).update(symbols - defined)
+        missing = []
+        for group in sorted(g for g, symbols in wanted.items() if symbols):
+            missing += [(group, item) for item in hand_written(self.codegen.codegen_of[group]) if item.symbol in wanted[group]]
+        write_if_changed(target[0].abspath, render_backend_stubs(self.backend, missing))
+        report(f"[opgen] {self.backend.backend_key} missing kernels: {len(missing)} stubbed")
+        return 0
+
+    def describe(self, target, source, env):
+        return shown(env, f"STUB {target[0]}", f"[opgen] stub missing {self.backend.backend_key} kernels -> {target[0]}")
+
+
+def _backend_stubs(env, target, backend, objects_by_group, defining, codegen):
+    """The stubs' source (its object is the caller's to compile and link)."""
+    objects_by_group = {group: env.Flatten(nodes) for group, nodes in objects_by_group.items()}
+    defining = env.Flatten(list(defining))
+    stubs = _Stubs(backend, objects_by_group, defining, codegen)
+    sources = [o for group in sorted(objects_by_group) for o in objects_by_group[group]] + defining
+    node = env.Command(target, sources + [env.Value(f"{backend.backend_key} stubs:{codegen.keys}")],
+                       env.Action(stubs.run, strfunction=stubs.describe))
+    env.Precious(node)  # written only when its bytes change: SCons must not delete it first
+    return node
+
+
+def _standin_runtime(env, target, backend):
+    """backends/<key>/ir.h for a backend without its own IR runtime (gen/backend_stubs.py)."""
+    node = env.Command(target, env.Value(render_standin_runtime(backend)), env.Action(
+        _write_value, strfunction=lambda target, source, env: shown(env, f"WRITE {target[0]}",
+                                                                    f"[opgen] stand-in IR runtime -> {target[0]}")))
+    env.Precious(node)
+    return node
+
+
+def _write_value(target, source, env):
+    write_if_changed(target[0].abspath, source[0].read())
+    return 0
+
+
 def register(env):
     env.AddMethod(_backend_yaml, "OpgenBackendYaml")
+    env.AddMethod(_backend_stubs, "OpgenBackendStubs")
+    env.AddMethod(_standin_runtime, "OpgenStandinIrRuntime")
     env["BUILDERS"]["OpgenCheckDefinitions"] = env.Builder(
         action=env.Action(_check_definitions, strfunction=lambda target, source, env: shown(
             env, f"CHECK {env['OPGEN_BACKEND'].backend_key} kernel definitions",

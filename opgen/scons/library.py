@@ -48,6 +48,7 @@ import os
 from opgen.errors import Diagnostic, OpgenError
 from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.layout import api_header
+from opgen.gen.lazy import has_ir, runtime_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.command_signatures import same_command
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
@@ -81,15 +82,15 @@ def _cuda_arch(env, builder, name, cuda_arch):
     return str(cuda_arch)
 
 
-def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch=None):
-    """An environment compiling against the generated files first, then the runtime's headers,
-    with the flags of every opgen object, linking -lopdispatch unless it builds the runtime;
-    its .cu kernels compile for ``cuda_arch`` when given (else $CUDA_ARCH)."""
+def _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch=None, include_first=()):
+    """An environment compiling against ``include_first``, then the generated files, then the
+    runtime's headers, with the flags of every opgen object, linking -lopdispatch unless it
+    builds the runtime; its .cu kernels compile for ``cuda_arch`` when given (else $CUDA_ARCH)."""
     build_env = judged_by_policy(env)
     if cuda_arch is not None:
         build_env["CUDA_ARCH"] = cuda_arch
     common_flags(build_env)
-    build_env.Append(CPPPATH=[gen_dir, runtime.include_dir])
+    build_env.Append(CPPPATH=[*include_first, gen_dir, runtime.include_dir])
     if runtime.library_dir is not None:
         build_env.Append(LIBS=["opdispatch"], LIBPATH=[runtime.library_dir])
         rpath = runtime.rpath or runtime.library_dir
@@ -265,11 +266,16 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     return library
 
 
-def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=None, build_dir="build", *,
-                     model=None, backend=None, codegen=None, runtime=None, gen_dir=None, obj_dir=None, target=None,
-                     precompiled_header=PRECOMPILED_HEADER, cuda_arch=None):
+def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=None, build_dir="build",
+                     missing_kernels=None, *, model=None, backend=None, codegen=None, runtime=None, gen_dir=None,
+                     obj_dir=None, target=None, precompiled_header=PRECOMPILED_HEADER, cuda_arch=None):
     """Registrations of a backend yaml's kernels (and the out=/in-place wrappers derived from
-    them) for the operators of ``yaml`` (default: the runtime's own, installed with it)."""
+    them) for the operators of ``yaml`` (default: the runtime's own, installed with it).
+    ``missing_kernels``: "error" stops the build before linking when a kernel is not defined;
+    "stub" links in a stub for each function the backend writes (kernels, lowerings, shape
+    functions) that ``kernels`` leave undefined, and a backend with no kernels at all gets a
+    stand-in IR runtime (gen/backend_stubs.py): the yaml alone builds, links and loads."""
+    mode = mode_of(env, name, missing_kernels)
     cuda_arch = _cuda_arch(env, "OpgenBackendLibrary", name, cuda_arch)
     runtime = runtime or find_runtime(env)
     if model is None:
@@ -286,14 +292,27 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     obj_dir = obj_dir or f"{build_dir}/{name}/obj"
     if codegen is None:
         codegen = env.OpgenBackendCodegen(model, backend, gen_dir)
-    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch)
+    # Without kernels there is no IR runtime (backends/<key>/ir.h) either: opgen's stand-in,
+    # found before the runtime's headers.
+    standin = None
+    if mode == "stub" and not _nodes(env, kernels) and has_ir(backend):
+        standin = env.OpgenStandinIrRuntime(f"{obj_dir}/standin/{runtime_header(backend)}", backend)
+    envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch,
+                        include_first=[f"{obj_dir}/standin"] if standin else [])
     closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
     objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
     registrations = [o for group in sorted(objects) for o in objects[group]]
+    if standin:
+        env.Depends(registrations, standin)
     kernel_objects = _kernel_objects(envs[ObjectKind.KERNEL], kernels, obj_dir)
-    checked = envs[ObjectKind.KERNEL].OpgenCheckDefinitions(
-        f"{obj_dir}/definitions.ok", registrations + kernel_objects, OPGEN_BACKEND=backend,
-        OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=_kernel_dir(env, kernels))
+    if mode == "stub":
+        stubs = env.OpgenBackendStubs(f"{obj_dir}/missing_kernels.cpp", backend, objects, kernel_objects, codegen)
+        kernel_objects += envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", stubs)
+        checked = []
+    else:
+        checked = envs[ObjectKind.KERNEL].OpgenCheckDefinitions(
+            f"{obj_dir}/definitions.ok", registrations + kernel_objects, OPGEN_BACKEND=backend,
+            OPGEN_REGISTRATIONS=registrations, OPGEN_BACKEND_SOURCES=_kernel_dir(env, kernels))
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", kernel_objects,
                                     archives(env, objects, obj_dir))
     env.Depends(library, checked)

@@ -50,9 +50,9 @@ def test_the_functions_the_backend_writes_are_declared_in_one_header(xla_tree):
 def test_generated_kernels_take_shapes_from_meta_or_the_shape_function(xla_tree):
     relu = read(xla_tree, f"{XLA}/ops/relu_XLA.cpp")
     assert "auto ::op::xla::XLANativeFunctions::relu(const TensorBase& self) -> TensorBase {" in relu
-    assert "std::vector<lazy::Shape> shapes = ::op::xla::compute_shape_relu(self);" in relu
+    assert "std::vector<::op::lazy::Shape> shapes = ::op::xla::compute_shape_relu(self);" in relu
     abs_ = read(xla_tree, f"{XLA}/ops/abs_XLA.cpp")
-    assert "lazy::shapes_of(ops::abs::call(lazy::to_meta(self)))" in abs_  # structured: meta
+    assert "::op::lazy::shapes_of(::op::ops::abs::call(::op::lazy::to_meta(self)))" in abs_  # structured: meta
     clamp = read(xla_tree, f"{XLA}/ops/clamp_XLA.cpp")
     assert "auto min_ir = ::op::xla::scalar_operand(min);" in clamp
     assert 'm.impl("clamp_",' in clamp and 'm.impl("clamp.out",' in clamp  # derived from the generated kernel

@@ -48,7 +48,7 @@ def test_nodes_own_their_arguments_and_hash_print_compare_and_lower_them(lazy_tr
     assert "hash_of(kOp, size)" in text
     assert 'print_attribute(out, "size", size_);' in text
     assert "bool can_be_reused(const Value& self, std::vector<int64_t> size) const" in text
-    assert "return {ops::view_copy::call(self, size_)};" in text
+    assert "return {::op::ops::view_copy::call(self, size_)};" in text
     slice_ = read(lazy_tree, f"{LAZY}/ops/slice_copy_ir.h")
     # slice_copy.Tensor is listed under symint: its SymInts are operands, read back in lower()
     assert "const std::optional<Value>& start, const std::optional<Value>& end, const Value& step, int64_t dim" in slice_
@@ -66,7 +66,7 @@ def test_full_codegen_kernels_are_generated_and_registered(lazy_tree):
     assert ("auto ::op::lazy::LazyNativeFunctions::add(const TensorBase& self, const TensorBase& other, "
             "const Scalar& alpha) -> TensorBase {") in text
     assert "auto alpha_ir = ::op::lazy::scalar_operand(alpha);" in text
-    assert "lazy::shapes_of(ops::add_Tensor::call(lazy::to_meta(self), lazy::to_meta(other), alpha))" in text
+    assert "::op::lazy::shapes_of(::op::ops::add_Tensor::call(::op::lazy::to_meta(self), ::op::lazy::to_meta(other), alpha))" in text
     assert "::op::lazy::reuse_or_make<::op::lazy::AddTensor>(self_ir, other_ir, alpha_ir, std::move(shapes))" in text
     assert "auto functional_result = ::op::lazy::LazyNativeFunctions::add(self, other, alpha);" in text  # add.out from it
     for name in ("add.Tensor", "add.Scalar", "add_.Tensor", "add.out"):

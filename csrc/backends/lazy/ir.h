@@ -7,7 +7,6 @@
 // graph (graph.h).
 #pragma once
 
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -22,7 +21,7 @@ namespace op::lazy {
 
 // The lazy device of the tensor operands (0-d cpu tensors, wrapped numbers, may join them);
 // op::Error when a tensor is elsewhere.
-Device common_device(std::initializer_list<TensorBase> tensors);
+Device common_device(ArrayRef<TensorBase> tensors);
 Device default_device();
 // The IR value of an operand: a lazy tensor's pending value, or a data node over its data
 // (or over a 0-d cpu tensor).

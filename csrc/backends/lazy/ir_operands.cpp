@@ -16,7 +16,7 @@ bool is_cpu_scalar(const TensorBase& t) { return t.dim() == 0 && t.device().is_c
 
 Device default_device() { return lazy_device(); }
 
-Device common_device(std::initializer_list<TensorBase> tensors) {
+Device common_device(ArrayRef<TensorBase> tensors) {
   std::optional<Device> device;
   for (const TensorBase& t : tensors) {
     if (!t.defined() || is_cpu_scalar(t)) continue;

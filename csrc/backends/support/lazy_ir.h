@@ -246,6 +246,25 @@ inline std::vector<TensorBase> to_meta(ArrayRef<TensorBase> ts) {
   for (const TensorBase& t : ts) out.push_back(to_meta(t));
   return out;
 }
+// The tensor operands of a kernel whose operands are not all plain tensors, flattened for the
+// runtime's common_device: optional ones when present, lists element by element.
+namespace detail {
+inline void append_tensors(std::vector<TensorBase>& out, const TensorBase& t) { out.push_back(t); }
+inline void append_tensors(std::vector<TensorBase>& out, const std::optional<TensorBase>& t) {
+  if (t) out.push_back(*t);
+}
+inline void append_tensors(std::vector<TensorBase>& out, ArrayRef<TensorBase> ts) { out.insert(out.end(), ts.begin(), ts.end()); }
+inline void append_tensors(std::vector<TensorBase>& out, ArrayRef<std::optional<TensorBase>> ts) {
+  for (const std::optional<TensorBase>& t : ts) append_tensors(out, t);
+}
+}  // namespace detail
+template <class... Args>
+std::vector<TensorBase> tensor_operands(const Args&... args) {
+  std::vector<TensorBase> out;
+  (detail::append_tensors(out, args), ...);
+  return out;
+}
+
 inline std::vector<Shape> shapes_of(const TensorBase& result) { return {Shape{result.dtype(), result.sizes().vec()}}; }
 inline std::vector<Shape> shapes_of(const std::vector<TensorBase>& results) {
   std::vector<Shape> out;

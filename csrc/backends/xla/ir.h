@@ -7,7 +7,6 @@
 // record the node instead and lower it to XLA HLO later; the generated code is the same.
 #pragma once
 
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -19,7 +18,7 @@
 namespace op::xla {
 
 // The xla device of the tensor operands (a 0-d cpu tensor, a wrapped number, may join them).
-Device common_device(std::initializer_list<TensorBase> tensors);
+Device common_device(ArrayRef<TensorBase> tensors);
 Device default_device();
 // An operand's IR value: a data node over a cpu view of its bytes.
 lazy::Value ir_value(const TensorBase& t);

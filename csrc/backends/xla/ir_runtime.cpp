@@ -56,7 +56,7 @@ std::vector<TensorBase> lower(const lazy::Node& node) {
 
 }  // namespace
 
-Device common_device(std::initializer_list<TensorBase> tensors) {
+Device common_device(ArrayRef<TensorBase> tensors) {
   std::optional<Device> device;
   for (const TensorBase& t : tensors) {
     if (!t.defined() || (t.dim() == 0 && t.device().is_cpu())) continue;  // wrapped numbers join any device
