@@ -64,6 +64,11 @@ COVERED = {
         "tests/model/test_backend_yaml.py::backend_summary",
     ("docs/backends.md", "opgen generate PYTORCH_YAML --backend-yaml xla_native_functions.yaml --out DIR"):
         "tests/codegen/test_backend_codegen.py::xla_native_functions.yaml",
+    # pytorch/xla's own yaml: CI builds a selection of both yamls the same way (the whole: bench_xla_build.py).
+    ("docs/backends.md", "scons -j2 --yaml=../shared/data/pytorch-2.13/native_functions.yaml --missing-kernels=stub "
+                         "--backend-yaml=../shared/data/pytorch-xla/xla_native_functions.yaml"):
+        "tests/scons/test_real_backend_yaml_build.py::--backend-yaml=",
+    ("docs/backends.md", "import opdispatch as od"): "tests/scons/test_real_backend_yaml_build.py::od.load_library(",
     ("docs/lazy.md", "scons -j2 --backend=lazy"): "tests/scons/test_lazy_backend_build.py::--backend=lazy",
     ("docs/lazy.md", "python -m pytest -q tests/runtime/test_lazy_backend.py tests/scons/test_lazy_backend_build.py "
                      "tests/codegen/test_lazy_codegen.py"): ".ci/run::python -m pytest -q tests",

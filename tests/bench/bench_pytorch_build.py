@@ -176,16 +176,16 @@ class SconsRun:
         return [line.group(0) for line in REGENERATED.finditer(self.output)]
 
 
-def run_scons(project: str, *, maxrss: bool = False) -> SconsRun:
+def run_scons(project: str, *, maxrss: bool = False, extra: tuple[str, ...] = ()) -> SconsRun:
     """SCons without -Q (its notices, "[opgen] N functions ...", are wanted), no --verbose (one
-    counted step line each); the private codegen cache."""
+    counted step line each); the private codegen cache; ``extra``: options after BUILD_OPTIONS."""
     env = scons_env(env={"OPGEN_CACHE_DIR": os.path.join(project, CACHE)})
     maxrss_file = os.path.join(project, "bench-scons-maxrss.txt")
     if maxrss:
         env["OPGEN_BENCH_MAXRSS"] = maxrss_file
         if os.path.exists(maxrss_file):
             os.unlink(maxrss_file)
-    argv = [sys.executable] + (["-c", SCONS_WITH_MAXRSS] if maxrss else ["-m", "SCons"]) + list(BUILD_OPTIONS)
+    argv = [sys.executable] + (["-c", SCONS_WITH_MAXRSS] if maxrss else ["-m", "SCons"]) + list(BUILD_OPTIONS) + list(extra)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True)

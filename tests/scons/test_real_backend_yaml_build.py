@@ -5,7 +5,8 @@ core library and the backend hold the selected operators' groups only, with the 
 yamls read. The library links and loads, every kernel torchgen registers for these groups is in
 the dispatcher table, the IR classes compile, calls raise the stub's error naming the kernel,
 lowering or shape function, and moving an operator from `supported` to `full_codegen`
-regenerates and recompiles that group alone. The whole build: tests/bench/bench_xla_build.py."""
+regenerates and recompiles that group alone. PyTorch's own lazy backend yaml (namespace
+torch::lazy) is built beside it, the same way. The whole build: tests/bench/bench_xla_build.py."""
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from scons_helpers import STEP_COMPILE, rewrite_in_a_later_second
 # full_codegen with a shape function (abs, relu) and with shapes from meta (addcmul, clamp.Tensor).
 SELECTION = ("abs", "add.Tensor", "addcmul", "clamp.Tensor", "empty.memory_format", "mm", "relu", "sum")
 BACKEND_YAML = os.path.join("xla", "xla_native_functions.yaml")
+LAZY_YAML = os.path.join("lazy", "ts_native_functions.yaml")
 XLA_OBJECTS = os.path.join("build", "obj", "gen", "backends", "XLA")
 REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
                          "torchgen_backend_registrations_2.13.json")
@@ -30,7 +32,8 @@ REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 
 def _build(root, real_data_dir):
     run = run_scons_loud(root, "-j2", "--cuda=off", f"--yaml={real_data_dir}/native_functions.yaml",
-                         "--missing-kernels=stub", "--ops=ops.txt", f"--backend-yaml={BACKEND_YAML}", timeout=1800)
+                         "--missing-kernels=stub", "--ops=ops.txt", f"--backend-yaml={BACKEND_YAML},{LAZY_YAML}",
+                         timeout=1800)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
     return run
@@ -49,15 +52,18 @@ def xla_build(real_data_dir, xla_yaml, tmp_path_factory):
     root = copy_project(tmp_path_factory.mktemp("real-xla") / "project")
     os.makedirs(os.path.join(root, "xla"))
     shutil.copy(xla_yaml, os.path.join(root, BACKEND_YAML))
+    os.makedirs(os.path.join(root, "lazy"))
+    shutil.copy(os.path.join(os.path.dirname(real_data_dir), "pytorch-lazy", "ts_native_functions.yaml"),
+                os.path.join(root, LAZY_YAML))
     with open(os.path.join(root, "ops.txt"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(SELECTION) + "\n")
     return root, _build(root, real_data_dir)
 
 
-def _python(root, code: str) -> dict:
-    """Runs code with the built package and the backend library loaded; it prints one JSON value."""
+def _python(root, code: str, backend: str = "xla") -> dict:
+    """Runs code with the built package and the backend's library loaded; it prints one JSON value."""
     prelude = ("import json, opdispatch as od\n"
-               f"od.load_library({os.path.join(str(root), 'build', 'lib', 'libopdispatch_xla.so')!r})\n")
+               f"od.load_library({os.path.join(str(root), 'build', 'lib', f'libopdispatch_{backend}.so')!r})\n")
     run = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=os.path.join(root, "build", "python")))
     assert run.returncode == 0, run.stderr[-3000:]
@@ -72,6 +78,7 @@ def _stubs(root) -> str:
 def test_the_backend_builds_from_its_yaml_alone_with_every_function_stubbed(xla_build):
     root, run = xla_build
     assert "[opgen] backend xla: XLA (" in run.stdout and "from xla/xla_native_functions.yaml alone" in run.stdout
+    assert "[opgen] backend lazy: Lazy (" in run.stdout and "from lazy/ts_native_functions.yaml alone" in run.stdout
     stubbed = re.search(r"\[opgen\] XLA missing kernels: (\d+) stubbed", run.stdout)
     stubs = _stubs(root)
     assert stubbed and int(stubbed.group(1)) == stubs.count("throw ::op::Error(") > 20
@@ -84,16 +91,21 @@ def test_the_backend_builds_from_its_yaml_alone_with_every_function_stubbed(xla_
     with open(os.path.join(root, XLA_OBJECTS, "standin", "backends", "xla", "ir.h"), encoding="utf-8") as handle:
         assert "namespace torch_xla {" in handle.read()
     assert os.path.exists(os.path.join(root, XLA_OBJECTS, "ops", "clamp_XLA.os"))
+    # PyTorch's lazy yaml: torch::lazy's kernels stubbed; its nodes lower to the operators eagerly.
+    with open(os.path.join(root, "build", "obj", "gen", "backends", "Lazy", "missing_kernels.cpp"), encoding="utf-8") as handle:
+        assert "Lazy kernel torch::lazy::LazyNativeFunctions::empty_symint of aten::empty.memory_format" in handle.read()
 
 
-def test_every_kernel_torchgen_registers_for_the_selected_groups_is_in_the_table(xla_build):
+@pytest.mark.parametrize("backend, yaml, key", [("xla", "pytorch-xla/xla_native_functions.yaml", "XLA"),
+                                                ("lazy", "pytorch-lazy/ts_native_functions.yaml", "Lazy")])
+def test_every_kernel_torchgen_registers_for_the_selected_groups_is_in_the_table(xla_build, backend, yaml, key):
     root, _ = xla_build
     with open(REFERENCE, encoding="utf-8") as handle:
-        reference = json.load(handle)["backends"]["pytorch-xla/xla_native_functions.yaml"]["keys"]
+        reference = json.load(handle)["backends"][yaml]["keys"]
     groups = {name.split(".")[0] for name in SELECTION}
     # The reference names operators as torchgen registers them ("abs.out"); their group is the base name.
     expected = {key: sorted(op for op in ops if op.split(".")[0].rstrip("_") in groups) for key, ops in reference.items()}
-    got = _python(root, f"""
+    got = _python(root, backend=backend, code=f"""
         expected = {json.dumps(expected)}
         found = {{}}
         for key, ops in expected.items():
@@ -101,7 +113,7 @@ def test_every_kernel_torchgen_registers_for_the_selected_groups_is_in_the_table
         print(json.dumps({{"found": found, "errors": od.dispatcher.static_registration_errors()}}))
     """)
     assert got["errors"] == []
-    assert got["found"] == expected and len(expected["XLA"]) > 15
+    assert got["found"] == expected and len(expected[key]) > 10
 
 
 def test_calls_raise_the_stubs_error_naming_the_kernel(xla_build):
