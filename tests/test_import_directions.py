@@ -17,7 +17,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(REPO, "opgen")
-BASE = {"opgen", "opgen.errors", "opgen.fingerprint", "opgen.yamlio", "opgen.writer"}
+BASE = {"opgen", "opgen.errors", "opgen.fingerprint", "opgen.yamlio", "opgen.writer", "opgen.runtime_layers"}
 # What each room may import, besides the base modules and itself.
 ALLOWED = {
     "model": set(),

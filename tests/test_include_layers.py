@@ -26,23 +26,13 @@ import sys
 
 import pytest
 
+from opgen.runtime_layers import ranks
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(REPO, "csrc")
 
 # The declared order: a layer may include itself and the layers of a lower rank.
-LAYERS = {
-    "core": 0,               # tensors, storage, scalar types, dispatch key (set) values, host ops
-    "dispatch": 1,           # the dispatcher: schemas, operator entries, kernels, registration
-    "ops": 2,                # generated operator handles and kernel declarations (build/gen)
-    "native": 3,             # hand-written kernels and their generated registrations
-    "functionalization": 3,  # the Functionalize key's runtime and its generated kernels
-    "autograd": 3,           # the autograd engine: tensor metadata, nodes, saved variables; calls
-                             # operators (sum_to through ops/sum.h), so it sits above ops
-    "backends": 4,           # external backends (csrc/backends/<name>/, build/gen/backends/<Key>/)
-    "api": 5,                # op::Tensor with methods, for user programs only
-    "python": 5,             # the Python bindings
-    "tests": 6,              # the C++ unit tests
-}
+LAYERS = ranks()  # opgen/runtime_layers.py: the table the build, the SDK and selective builds read
 SHARED_BACKEND_DIR = "support"  # csrc/backends/support/: what every backend may use
 
 UMBRELLAS = {"Functions.h", "Operators.h", "NativeFunctions.h", "MetaFunctions.h", "MethodOperators.h"}

@@ -21,6 +21,7 @@ import json
 import os
 import sysconfig
 
+from opgen.runtime_layers import shipped_header_directories
 from opgen.scons.toolset.messages import fail, shown
 
 SDK_FILE = "sdk.json"
@@ -94,7 +95,7 @@ def _runtime_of_prefix(prefix: str, origin: str) -> Runtime:
 # installed layout has; the library and yaml are used where they are.
 # The runtime's header directories under csrc/, as an SDK installs them (SConstruct's install
 # and a checkout's header view below both use this list).
-RUNTIME_HEADER_DIRS = ("core", "dispatch", "functionalization", "autograd", "native", "backends/support")
+RUNTIME_HEADER_DIRS = shipped_header_directories()
 CHECKOUT_VIEW = os.path.join("build", "runtime-view", "include", "opdispatch")
 
 

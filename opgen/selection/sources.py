@@ -16,18 +16,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Collection, Mapping, Optional
 
+from ..runtime_layers import Compiled, directories
 from .includes import OPS_PREFIX, HeaderKind, includes, is_umbrella, ops_header
 
 COMPILED_SUFFIXES = (".cpp", ".cc", ".c", ".cu")
 HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc")
-# The repository's runtime (csrc/SConscript's RUNTIME_SOURCES, and the Python extension): always
-# compiled. The kernels of yaml/native_functions.yaml (KERNEL_SOURCES): compiled as the groups
+# The repository's runtime (its library's layers, and the Python extension: runtime_layers.py): always
+# compiled. The kernels of yaml/native_functions.yaml (the kernels' layer): compiled as the groups
 # they implement are selected.
-RUNTIME_DIRS = ("core", "dispatch", "functionalization", "autograd", "python")
-KERNEL_DIRS = ("native", "native/cpu")
+RUNTIME_DIRS = directories(Compiled.LIBRARY, Compiled.EXTENSION)
+KERNEL_DIRS = directories(Compiled.KERNELS)
 # Runtime sources compiled into the Python extension, not the library: the groups they call are
 # in every build, but their objects are not the library's (size reports leave them out).
-EXTENSION_DIRS = ("python",)
+EXTENSION_DIRS = directories(Compiled.EXTENSION)
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from opgen.gen.layout import UNIT_SUFFIX
+from opgen.runtime_layers import Compiled, directories
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SEARCH_PATH = ("csrc", os.path.join("build", "gen"))
 # Hand-written translation units of the default build and where their objects go
 # (csrc/SConscript: shared objects for the library and the extension, plain ones for the tests).
-# The library's hand-written source directories (csrc/SConscript's RUNTIME_SOURCES, native/cpu
-# walked under native/).
-LIBRARY_SOURCE_DIRS = ("core", "dispatch", "autograd", "functionalization", "native")
+# The library's hand-written source directories (opgen/runtime_layers.py; native/cpu walked
+# under native/).
+LIBRARY_SOURCE_DIRS = tuple(d for d in directories(Compiled.LIBRARY, Compiled.KERNELS) if "/" not in d)
 HAND_WRITTEN = tuple((directory, ".os") for directory in LIBRARY_SOURCE_DIRS) + (("python", ".os"), ("tests", ".o"))
 
 
