@@ -162,11 +162,15 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
+    """The keys of a build (gen/config.py's build_keys: no CUDA) unless --keys names them; the
+    derivatives only when --derivatives names them (project.py resolves and checks the path)."""
     from .gen import CodegenConfig
-    from .gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS
+    from .gen.config import AUTOGRAD_KEYS, build_keys
+    from .project import OFF, describe_build
 
-    keys = tuple(args.keys) if args.keys else DEFAULT_KEYS
-    if not args.derivatives:
+    build = describe_build(os.getcwd(), yaml=args.yaml, tags=args.tags, derivatives=args.derivatives or OFF)
+    keys = tuple(args.keys) if args.keys else build_keys(cuda=False, autograd=build.derivatives is not None)
+    if not build.derivatives:
         if any(key in AUTOGRAD_KEYS for key in keys):
             raise OpgenError(f"--keys {','.join(k.value for k in AUTOGRAD_KEYS if k in keys)} needs --derivatives FILE")
         return CodegenConfig(keys)
@@ -174,10 +178,8 @@ def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
     from .collector import paused_for_resident_objects
     from .gen.autograd_kernels import AutogradModel
 
-    if not args.keys:
-        keys += AUTOGRAD_KEYS
     with paused_for_resident_objects():
-        autograd = load_autograd_cached(model, args.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)
+        autograd = load_autograd_cached(model, build.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)
     return CodegenConfig(keys, autograd=autograd)
 
 

@@ -11,8 +11,11 @@ import argparse
 import os
 import sys
 
+from typing import Optional
+
 from .errors import Location, OpgenError
 from .fingerprint import PROJECT_ROOT, default_cache_dir
+from .project import BuildDescription, describe_build
 
 DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")
 
@@ -49,15 +52,16 @@ def run(args: argparse.Namespace) -> int:
     from .selection.sizes import object_sizes_path, read_object_sizes
     from .selection.sources import in_library
 
-    model = _model(args)
-    selection = load_selection(args.selection, model)
+    csrc = _csrc_dir(args)
+    build = _describe(args, csrc)
+    model = _model(args, build)
+    selection = load_selection(build.selection, model)
     for warning in selection.warnings:
         print(warning, file=sys.stderr)
-    csrc = _csrc_dir(args)
-    sources, runtime = (read_csrc(csrc, kernels=_builtin_kernels(args, csrc), backends=_backends(args, csrc))
+    sources, runtime = (read_csrc(csrc, kernels=build.builtin_kernels, backends=list(build.backends))
                         if csrc else ({}, frozenset()))
     hand = index_sources(sources, {g.name for g in model.operator_groups}, runtime)
-    closure = close_selection(selection, model, generated_callees(model, _config(args, model)), hand)
+    closure = close_selection(selection, model, generated_callees(model, _config(args, build, model)), hand)
     totals = (len(model.operator_groups), len(hand.sources))
     if args.explain:
         status = 0
@@ -77,40 +81,43 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _model(args: argparse.Namespace):
-    from .cache.parse_cache import load_model_cached
-    from .collector import paused_for_resident_objects
-    from .model import default_tags_path
-
+def _describe(args: argparse.Namespace, csrc: Optional[str]) -> BuildDescription:
+    """The build's description (opgen/project.py: the rules `scons --ops` follows), for the
+    checkout whose csrc/ is scanned (else the current directory)."""
     if args.yaml is None:
         if not os.path.isfile(DEFAULT_OPS_YAML):
             raise OpgenError(f"no {DEFAULT_OPS_YAML} in the current directory; pass --yaml FILE")
         args.yaml = DEFAULT_OPS_YAML
-    for path in (args.yaml, args.tags, args.selection):
+    for path in (args.yaml, args.tags):
         if path is not None and not os.path.isfile(path):
             raise OpgenError("no such file", Location(path, 0))
+    root = os.path.dirname(os.path.abspath(csrc)) if csrc else os.getcwd()
+    return describe_build(root, yaml=args.yaml, tags=args.tags, derivatives=args.derivatives, kernels=args.kernels,
+                          backends=args.backend.split(","), selection=args.selection)
+
+
+def _model(args: argparse.Namespace, build: BuildDescription):
+    from .cache.parse_cache import load_model_cached
+    from .collector import paused_for_resident_objects
+
     with paused_for_resident_objects():
-        return load_model_cached(args.yaml, args.tags or default_tags_path(args.yaml),
-                                 cache_dir="" if args.no_cache else None)
+        return load_model_cached(build.yaml, build.tags, cache_dir="" if args.no_cache else None)
 
 
-def _config(args: argparse.Namespace, model):
-    """The build's codegen configuration: the default keys, and autograd when a derivatives yaml is given or found."""
+def _config(args: argparse.Namespace, build: BuildDescription, model):
+    """The build's codegen configuration, as a build without CUDA has it."""
     from .gen import CodegenConfig
-    from .gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS
+    from .gen.config import build_keys
 
-    path = args.derivatives or os.path.join(os.path.dirname(args.yaml), "derivatives.yaml")
-    if args.derivatives == "off" or (args.derivatives is None and not os.path.isfile(path)):
-        return CodegenConfig(DEFAULT_KEYS)
-    if not os.path.isfile(path):
-        raise OpgenError("no such file", Location(path, 0))
+    if not build.derivatives:
+        return CodegenConfig(build_keys(cuda=False, autograd=False))
     from .cache.autograd_cache import load_autograd_cached
     from .collector import paused_for_resident_objects
     from .gen.autograd_kernels import AutogradModel
 
     with paused_for_resident_objects():
-        autograd = load_autograd_cached(model, path, AutogradModel, cache_dir="" if args.no_cache else None)
-    return CodegenConfig(DEFAULT_KEYS + AUTOGRAD_KEYS, autograd=autograd)
+        autograd = load_autograd_cached(model, build.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)
+    return CodegenConfig(build_keys(cuda=False, autograd=True), autograd=autograd)
 
 
 def _csrc_dir(args: argparse.Namespace):
@@ -122,24 +129,3 @@ def _csrc_dir(args: argparse.Namespace):
         if os.path.isdir(candidate):
             return candidate
     return None
-
-
-def _backends(args: argparse.Namespace, csrc: str) -> list[str]:
-    """--backend's names, each a directory of csrc/backends."""
-    names = sorted(set(filter(None, args.backend.split(","))))
-    root = os.path.join(csrc, "backends")
-    available = sorted(d for d in os.listdir(root) if d != "support" and os.path.isdir(os.path.join(root, d))) \
-        if os.path.isdir(root) else []
-    for name in names:
-        if name not in available:
-            raise OpgenError(f"--backend={name}: no such backend in {os.path.join(csrc, 'backends')}; available: "
-                             f"{', '.join(available) or 'none'}")
-    return names
-
-
-def _builtin_kernels(args: argparse.Namespace, csrc: str) -> bool:
-    """csrc/native implements the checkout's own yaml (scons --kernels=auto): another yaml gets none."""
-    if args.kernels != "auto":
-        return args.kernels == "builtin"
-    own = os.path.join(os.path.dirname(os.path.abspath(csrc)), "yaml", "native_functions.yaml")
-    return os.path.realpath(args.yaml) == os.path.realpath(own)

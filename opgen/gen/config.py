@@ -26,6 +26,12 @@ DEFAULT_KEYS: tuple[DispatchKey, ...] = (
 AUTOGRAD_KEYS: tuple[DispatchKey, ...] = (DispatchKey.Autograd, DispatchKey.ADInplaceOrView)
 
 
+def build_keys(cuda: bool, autograd: bool) -> tuple[DispatchKey, ...]:
+    """The keys a build generates: the default ones, CUDA's when it compiles CUDA, and the
+    autograd keys when it has a derivatives yaml (project.py says when)."""
+    return DEFAULT_KEYS + ((DispatchKey.CUDA,) if cuda else ()) + (AUTOGRAD_KEYS if autograd else ())
+
+
 @dataclass(frozen=True)
 class CodegenConfig:
     keys: tuple[DispatchKey, ...] = DEFAULT_KEYS

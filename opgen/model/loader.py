@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Collection, Mapping, Optional, Sequence, Union
 
 from ..errors import DiagnosticCollector, OpgenError, did_you_mean
+from ..project import tags_beside
 from ..yamlio import iter_entries, read_located
 from .autogen import expand_autogen
 from .backend import BackendIndex, BackendMetadata, build_indices
@@ -53,8 +54,7 @@ class Model:
 
 
 def default_tags_path(yaml_path: str) -> Optional[str]:
-    candidate = os.path.join(os.path.dirname(os.path.abspath(yaml_path)), "tags.yaml")
-    return candidate if os.path.exists(candidate) else None
+    return tags_beside(os.path.abspath(yaml_path))
 
 
 def load_tags(path: Optional[str], display: Optional[str] = None) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
 ``env.InTreeBackend(model, name)`` is ``scons --backend=NAME``: the backend yaml
 yaml/NAME_native_functions.yaml, whose kernels live in csrc/backends/NAME/, read against the
-model (an unknown name stops the build with exit status 2 and lists the known ones);
+model (opgen/project.py's describe_build has checked the name);
 ``env.BackendsFromYaml(model, paths)`` is ``scons --backend-yaml=FILE``: backends with no
 kernels of their own, each named after its dispatch key.
 ``env.OpgenPythonTable(target, model, selected=None)`` renders opdispatch's operator table (_op_table.py)
@@ -11,32 +11,15 @@ the digest of that text, so the file is rewritten exactly when its content chang
 selective build (``selected``: env.OpgenSelection's result) it lists the operators the build
 has, and names the selection and the operators it left out.
 """
-import os
-
 from opgen.fingerprint import digest
 from opgen.gen.python_table import render_python_table
+from opgen.project import BACKEND_YAML
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import shown
 from opgen.writer import write_if_changed
 
-BACKEND_YAML = "yaml/{name}_native_functions.yaml"
-BACKEND_SOURCES = "csrc/backends/{name}"
-
-
-def available_backends(env) -> list[str]:
-    root = env.Dir("#csrc/backends").abspath
-    try:
-        names = sorted(os.listdir(root))
-    except FileNotFoundError:
-        return []
-    return [n for n in names if os.path.isfile(env.File("#" + BACKEND_YAML.format(name=n)).abspath)]
-
-
 def _in_tree_backend(env, model, name):
-    known = available_backends(env)
-    if name not in known:
-        stop(None, f"--backend={name}: no such backend; available: {', '.join(known) or 'none'} "
-                   f"(a backend needs {BACKEND_YAML.format(name='NAME')} and {BACKEND_SOURCES.format(name='NAME')}/)")
+    """The backend yaml of ``name``, one of the description's backends (opgen/project.py found it)."""
     return env.OpgenBackendYaml(model, BACKEND_YAML.format(name=name))
 
 
