@@ -97,7 +97,10 @@ class Report:
         names = [job.group if self.backend_key is not None and job.backend_key == self.backend_key else str(job)
                  for job in sorted(self.regenerated, key=str)]
         shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-        line = f"[opgen] regenerated {len(names)}/{self.groups} {self.label}" + (f": {shown}" if shown else "")
+        # Every produced group came from the cache, none was rendered: not "regenerated".
+        materialized = bool(names) and self.cache_misses == 0 and self.cache_hits == len(names)
+        line = (f"[opgen] materialized from the cache {len(names)}/{self.groups} {self.label}" if materialized
+                else f"[opgen] regenerated {len(names)}/{self.groups} {self.label}") + (f": {shown}" if shown else "")
         return (f"{line}\n[opgen] {self.groups - len(names)} unchanged, {len(self.written)} files written, "
                 f"{len(self.removed)} removed\n[opgen] codegen cache: {self.cache_line}")
 

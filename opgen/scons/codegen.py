@@ -13,6 +13,7 @@ section (build/gen/backends/<Key>/).  What to generate, when, and the report all
 import atexit
 import json
 import os
+import time
 
 import SCons.Script
 
@@ -76,6 +77,11 @@ class _PlanNodes:
         report(summary if result.regenerated else summary.splitlines()[0])
 
 
+# This SCons invocation: the builds of its output directories (the core groups, each backend's)
+# are recorded as one run, which `opgen cache stats` reports together.
+RUN = f"scons-{os.getpid()}-{time.time_ns()}"
+
+
 def _session(env, label):
     """A cache session on $OPGEN_CACHE_DIR ("" disables the cache; None is the default location),
     with the remote tier $OPGEN_CACHE_REMOTE names (None: the environment's; "off": none)."""
@@ -85,7 +91,7 @@ def _session(env, label):
                                          where="--opgen-cache-remote") if cache is not None else None
     except OpgenError as error:
         stop(error, "bad remote codegen cache setting")
-    return CacheSession(cache, label, remote)
+    return CacheSession(cache, label, remote, run=RUN)
 
 
 def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False) -> CodegenResult:

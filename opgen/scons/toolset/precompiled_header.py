@@ -48,10 +48,14 @@ def _active(env):
 
 def _use(env, source, name, build_dir):
     # Built from a copy of the environment as it is now: the header never force-includes itself.
-    gch = env.Clone().PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
+    active = _active(env)
+    header_env = env.Clone()
+    if not active and header_env.get("PCHCOMSTR"):
+        # Built all the same (switching modes then rebuilds nothing), and its step says so.
+        header_env["PCHCOMSTR"] = f"{header_env['PCHCOMSTR']} (built, not used: ccache, distcc or --pch=off)"
+    gch = header_env.PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
     env.Prepend(CPPPATH=[build_dir])
     env["PCH_NODE"] = gch
-    active = _active(env)
     if active:
         env.Append(CCFLAGS=["$(", "-Winvalid-pch", "-include", name, "$)"])
     return active
