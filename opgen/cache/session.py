@@ -39,8 +39,8 @@ class CacheSession:
     """Produces the groups of one build and records the build in the cache when it finishes.
 
     Lookups touch no index; hits, misses, the build's figures and the inputs of keys new to their
-    groups are written in one transaction by ``finish`` (a fresh build directory of 1,342 groups
-    would otherwise pay 1,342 transactions). A build killed before ``finish`` loses only those
+    groups are written in one transaction by ``finish`` (a fresh build directory would otherwise
+    pay one transaction per group). A build killed before ``finish`` loses only those
     counts: every entry it stored is already whole and indexed.
     """
 

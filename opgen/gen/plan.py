@@ -200,7 +200,7 @@ def _read_state(path: str) -> dict[str, dict]:
 
 
 def _write_state(path: str, groups: dict[str, dict]) -> None:
-    # No indent: json's C encoder only runs without one, and PyTorch's state lists 9,000 files.
+    # No indent: json's C encoder only runs without one, and a large yaml's state lists many files.
     text = json.dumps({"version": STATE_VERSION, "groups": groups}, sort_keys=True, separators=(",", ":")) + "\n"
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     write_if_changed(path, text)

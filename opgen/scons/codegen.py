@@ -157,8 +157,8 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
 def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
     """Every job when the build uses the nodes (compiles depend on them; `scons -c` removes
     them). Otherwise (--codegen-only) only the jobs the plan finds not current: nothing
-    consumes the others' nodes and SCons would only confirm them up to date, at ~0.2 ms per node
-    and per Value (PyTorch's no-op walked 2,700 of them). A declared job keeps its Value, so
+    consumes the others' nodes and SCons would only confirm them up to date, paying for each
+    node and each Value (docs/benchmarks.md). A declared job keeps its Value, so
     --debug=explain still names the group whose key changed."""
     return [job for job in section.jobs if every_job or not plan.is_current(job, section)]
 
@@ -166,8 +166,8 @@ def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
 def _forget_stored(out, paths: list[str]) -> None:
     """Drops the .sconsign entries of files under ``out`` that have no node. SCons keeps an entry
     for every file that was ever one, and a cold build declares every folded source (none exists
-    yet): on PyTorch's yaml 6,700 entries, half the bytes of build/gen/ops' record, read again by
-    every later build. The record is rewritten once, the first time they are found there."""
+    yet): on a large yaml, a large share of build/gen/ops' record, read again by every later
+    build. The record is rewritten once, the first time they are found there."""
     by_directory: dict[str, list[str]] = {}
     for path in paths:
         directory, name = os.path.split(path)

@@ -15,7 +15,7 @@ Why not always: ccache cannot hash a .gch portably (it needs pch sloppiness and 
 the checkout's paths) and distcc cannot ship one, so with either, objects are compiled without it
 and the cache does the saving. Sources include their own headers too, so the objects are the same
 either way: the -include flags sit between $( $), outside build signatures, and every object
-depends on the .gch in every mode (it is built even when unused, ~3 s). So switching ccache,
+depends on the .gch in every mode (it is built even when unused). So switching ccache,
 distcc or --pch on or off rebuilds nothing, as with the ccache wrapper, while an edit to a header
 the .gch includes rebuilds every object compiled with it.
 """
