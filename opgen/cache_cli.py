@@ -91,8 +91,14 @@ def _print(args: argparse.Namespace, data, text: str) -> None:
     sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n" if args.json else text)
 
 
+# The project's compile log, which the ccache tool (opgen/scons/toolset/ccache.py, STATS_LOG)
+# has ccache write under the project's top directory; read from the current directory.
+CCACHE_STATS_LOG = os.path.join("build", "ccache-stats.log")
+
+
 def ccache_stats() -> Optional[dict]:
-    """ccache's own hit counters, when ccache is installed."""
+    """ccache's own hit counters, when ccache is installed: its cache directory's, which every
+    build on the machine that uses that directory adds to (``cache_dir`` says which)."""
     if shutil.which("ccache") is None:
         return None
     run = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True)
@@ -102,37 +108,89 @@ def ccache_stats() -> Optional[dict]:
     hits = int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
     remote = {"hits": int(stats.get("remote_storage_hit", 0)), "misses": int(stats.get("remote_storage_miss", 0)),
               "errors": int(stats.get("remote_storage_error", 0)) + int(stats.get("remote_storage_timeout", 0))}
-    return {"hits": hits, "misses": int(stats.get("cache_miss", 0)), "remote": remote}
+    directory = subprocess.run(["ccache", "--get-config", "cache_dir"], capture_output=True, text=True)
+    return {"hits": hits, "misses": int(stats.get("cache_miss", 0)), "remote": remote, "scope": "machine",
+            "cache_dir": directory.stdout.strip() if directory.returncode == 0 else None}
+
+
+def checkout_compiles(path: str = CCACHE_STATS_LOG) -> Optional[dict]:
+    """This project's compiles through ccache, from its stats log (``# FILE`` then one counter a
+    line per compile), since its build directory was made; None without a log."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    counters = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    hits = sum(counters.count(name) for name in ("direct_cache_hit", "preprocessed_cache_hit"))
+    return {"hits": hits, "misses": counters.count("cache_miss"), "remote_hits": counters.count("remote_storage_hit"),
+            "log": os.path.abspath(path), "scope": "checkout"}
 
 
 def _rate(hits: int, misses: int) -> str:
     return f"{100.0 * hits / (hits + misses):.1f}%" if hits + misses else "n/a"
 
 
+def _produced(figures: dict) -> str:
+    """What a build did to the groups of its output directories: materialized from the cache,
+    rendered, or nothing (up to date)."""
+    regenerated, hits = figures.get("regenerated") or 0, figures.get("hits") or 0
+    if not regenerated:
+        return f"{figures.get('groups') or 0} groups, all up to date"
+    rendered = regenerated - hits
+    what = ("all materialized from the cache" if not rendered
+            else f"{hits} materialized from the cache, {rendered} rendered")
+    return f"{regenerated} of {figures.get('groups') or 0} groups produced: {what}"
+
+
+def _last_build_lines(last: dict) -> list[str]:
+    if not last:
+        return ["last build       none recorded"]
+    outputs = last.get("outputs") or [last]
+    lines = [f"last build       {_produced(last)} (hit rate {_rate(last.get('hits') or 0, last.get('misses') or 0)}, "
+             f"{last.get('seconds') or 0:.2f} s)" + (f", {len(outputs)} output directories" if len(outputs) > 1 else "")]
+    if len(outputs) > 1 or (outputs[0].get("out_dir")):
+        for output in outputs:
+            where = output.get("out_dir") or "(unknown)"
+            shown = os.path.relpath(where) if os.path.isabs(where) and not os.path.relpath(where).startswith("..") else where
+            lines.append(f"  {shown} ({output.get('label')}): {_produced(output)}")
+    return lines
+
+
 def _stats(args: argparse.Namespace) -> int:
-    stats = open_cache(args).stats()
+    cache = open_cache(args)
+    stats = cache.stats()
+    shared = bool(args.cache_dir or os.environ.get("OPGEN_CACHE_DIR"))
+    stats["scope"] = "shared" if shared else "checkout"
     ccache = ccache_stats()
     if ccache is not None:
         stats["ccache"] = ccache
+    compiles = checkout_compiles()
+    if compiles is not None:
+        stats["ccache_checkout"] = compiles
     last = stats.get("last_build") or {}
+    whose = "shared: every build that names it" if shared else "this checkout's"
     lines = [
-        f"codegen cache    {stats['root']}",
+        f"codegen cache    {stats['root']} ({whose})",
         f"entries          {stats['entries']} ({human_size(stats['bytes'])} of {human_size(stats['max_bytes'])})",
-        f"last build       {last.get('hits', 0)} hit, {last.get('misses', 0)} missed, "
-        f"{last.get('regenerated', 0)} regenerated of {last.get('groups', 0)} groups "
-        f"(hit rate {_rate(last.get('hits', 0), last.get('misses', 0))}, {last.get('seconds', 0):.2f} s)"
-        if last else "last build       none recorded",
+        *_last_build_lines(last),
         f"overall          {stats['hits']} hits, {stats['misses']} misses (hit rate {_rate(stats['hits'], stats['misses'])})",
         _remote_line(stats["remote"], last),
         f"evictions        {stats['evictions']}",
         f"corrupt reads    {stats['corrupt']}",
         f"time saved       {stats['seconds_saved']:.2f} s of rendering",
     ]
+    if compiles is not None:
+        lines.append(f"compiles, this checkout  {compiles['hits']} ccache hits, {compiles['misses']} misses "
+                     f"(hit rate {_rate(compiles['hits'], compiles['misses'])}; since build/ was made, "
+                     f"from {CCACHE_STATS_LOG})")
     if ccache is not None:
-        lines.append(f"ccache           {ccache['hits']} hits, {ccache['misses']} misses "
-                     f"(hit rate {_rate(ccache['hits'], ccache['misses'])})")
+        where = f" {ccache['cache_dir']}" if ccache.get("cache_dir") else ""
+        lines.append(f"ccache, machine-wide     {ccache['hits']} hits, {ccache['misses']} misses "
+                     f"(hit rate {_rate(ccache['hits'], ccache['misses'])}; every build using ccache's cache{where})")
         remote = ccache["remote"]
-        lines.append(f"ccache remote    {remote['hits']} hits, {remote['misses']} misses, {remote['errors']} errors")
+        lines.append(f"ccache remote, machine-wide  {remote['hits']} hits, {remote['misses']} misses, "
+                     f"{remote['errors']} errors")
     _print(args, stats, "\n".join(lines) + "\n")
     return 0
 

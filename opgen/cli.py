@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     ops.add_argument("pattern", nargs="?", default="*",
                      help="fnmatch pattern on the base name (add*) or the full name (add.Tensor); default: all")
     ops.add_argument("--yaml", type=_existing_file,
-                     help="native_functions.yaml to read (default: yaml/native_functions.yaml, when present)")
+                     help="native_functions.yaml to read (default: the project's, named by opgen.json here or above, else yaml/native_functions.yaml)")
     ops.add_argument("--tags", type=_existing_file, help="tags.yaml (default: tags.yaml beside the yaml, when present)")
     ops.add_argument("--json", action="store_true", help="print JSON instead of text")
     ops.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
@@ -183,17 +183,16 @@ def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
     return CodegenConfig(keys, autograd=autograd)
 
 
-DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")
-
-
 def _run_ops(args: argparse.Namespace) -> int:
     from .ops_listing import NoMatch, ops_json, ops_text, select
+    from .project import CHECKOUT_YAML, PROJECT_FILE, default_yaml
 
     if args.yaml is None:
-        if not os.path.isfile(DEFAULT_OPS_YAML):
-            print(f"opgen ops: no {DEFAULT_OPS_YAML} in the current directory; pass --yaml FILE", file=sys.stderr)
+        args.yaml = default_yaml()
+        if args.yaml is None:
+            print(f"opgen ops: no {PROJECT_FILE} here or above (a project of `opgen init`) and no {CHECKOUT_YAML} "
+                  "in the current directory; pass --yaml FILE", file=sys.stderr)
             return 2
-        args.yaml = DEFAULT_OPS_YAML
     model = _load_model(args)
     try:
         groups = select(model, args.pattern)

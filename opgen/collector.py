@@ -8,9 +8,9 @@ from typing import Iterator
 
 @contextlib.contextmanager
 def paused_for_resident_objects() -> Iterator[None]:
-    """No collection while the model is built, and its objects (~90,000 on PyTorch's yaml, alive
-    until the process exits) out of the collector's reach afterwards: full collections kept
-    re-walking them (0.25 s of a 1,342-group SCons no-op; 0.1 s more while an edited yaml is parsed).
+    """No collection while the model is built, and its objects (alive until the process exits)
+    out of the collector's reach afterwards: full collections kept re-walking them, a visible
+    share of a no-op on PyTorch's yaml (docs/benchmarks.md, "Figures behind the code").
     A collector its caller had paused stays paused (SCons' site_scons/resident_objects.py pauses it
     while the SConscripts are read)."""
     enabled = gc.isenabled()

@@ -1,5 +1,9 @@
 """One description of a build: what the options and the checkout say, resolved once.
 
+Which yaml a command reads when none is named: a project's own (the ``opgen.json`` that
+``opgen init`` writes, in the current directory or one above it), else this repository's
+yaml/native_functions.yaml in the current directory (``default_yaml``).
+
 ``scons`` (SConstruct), ``opgen select`` and ``opgen generate`` each turn their arguments into a
 ``BuildDescription`` with ``describe_build``; the rules that say which yaml, tags, derivatives,
 kernels and backends a build has live here and nowhere else:
@@ -20,6 +24,7 @@ gen/config.py's (``CodegenConfig`` needs the model).
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Iterable, Optional
@@ -27,7 +32,8 @@ from typing import Iterable, Optional
 from .errors import Diagnostic, Location, OpgenError
 from .runtime_layers import LAYERS, Layer
 
-OWN_YAML = os.path.join("yaml", "native_functions.yaml")
+PROJECT_FILE = "opgen.json"
+CHECKOUT_YAML = os.path.join("yaml", "native_functions.yaml")
 BACKEND_YAML = os.path.join("yaml", "{name}_native_functions.yaml")
 BACKEND_SOURCES = os.path.join("csrc", "backends", "{name}")
 KERNEL_MODES = ("auto", "builtin", "none")
@@ -76,7 +82,7 @@ def available_backends(root: str) -> list[str]:
             if os.path.isdir(os.path.join(directory, name)) and os.path.isfile(os.path.join(root, BACKEND_YAML.format(name=name)))]
 
 
-def describe_build(root: str, *, yaml: str = OWN_YAML, tags: Optional[str] = None, derivatives: Optional[str] = None,
+def describe_build(root: str, *, yaml: str = CHECKOUT_YAML, tags: Optional[str] = None, derivatives: Optional[str] = None,
                    kernels: str = "auto", backends: Iterable[str] = (), backend_yamls: Iterable[str] = (),
                    selection: Optional[str] = None, cuda_arch: str = "native") -> BuildDescription:
     problems: list[Diagnostic] = []
@@ -92,7 +98,7 @@ def describe_build(root: str, *, yaml: str = OWN_YAML, tags: Optional[str] = Non
     must_exist(derivatives)
     if kernels not in KERNEL_MODES:
         problems.append(Diagnostic(None, f"--kernels={kernels}: not one of {', '.join(KERNEL_MODES)}"))
-    own = os.path.realpath(os.path.join(root, OWN_YAML)) == os.path.realpath(yaml)
+    own = os.path.realpath(os.path.join(root, CHECKOUT_YAML)) == os.path.realpath(yaml)
     names = sorted(set(filter(None, backends)))
     known = available_backends(root)
     for name in names:
@@ -109,3 +115,35 @@ def describe_build(root: str, *, yaml: str = OWN_YAML, tags: Optional[str] = Non
     return BuildDescription(root=root, yaml=yaml, tags=tags, derivatives=derivatives, derivatives_given=given,
                             builtin_kernels=kernels == "builtin" or (kernels == "auto" and own),
                             backends=tuple(names), backend_yamls=yamls, selection=selection, cuda_arch=cuda_arch)
+
+
+def project_file(start: str = ".") -> Optional[str]:
+    """The nearest ``opgen.json`` at or above ``start``."""
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, PROJECT_FILE)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def default_yaml(start: str = ".") -> Optional[str]:
+    """The project's yaml (a path as the user would type it), else the checkout's, else None."""
+    path = project_file(start)
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                yaml = json.load(handle)["yaml"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OpgenError(f"not a project description ({{\"yaml\": FILE}}): {exc}", Location(path, 0)) from None
+        resolved = os.path.join(os.path.dirname(path), yaml)
+        return os.path.relpath(resolved) if not os.path.isabs(yaml) else yaml
+    return CHECKOUT_YAML if os.path.isfile(CHECKOUT_YAML) else None
+
+
+def project_text(yaml: str) -> str:
+    """An ``opgen.json`` naming ``yaml`` (relative to the project)."""
+    return json.dumps({"yaml": yaml}, indent=2, sort_keys=True) + "\n"

@@ -1,6 +1,7 @@
 """``opgen init DIR``: a new project with operators of its own, ready for ``scons`` and
 ``python -m pytest``.  The files are templates under templates/init/, rendered with the
-namespace only, so the same DIR and namespace always give the same bytes."""
+namespace only, so the same DIR and namespace always give the same bytes; opgen.json names the
+project's yaml (project.py) for the commands run inside it."""
 from __future__ import annotations
 
 import keyword
@@ -8,6 +9,7 @@ import os
 import re
 
 from .errors import OpgenError
+from .project import PROJECT_FILE, project_text
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates", "init")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -51,7 +53,10 @@ def render_files(namespace: str) -> dict[str, str]:
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False)
-    return {path: env.get_template(template).render(namespace=namespace) for template, path in files_of(namespace)}
+    files = {path: env.get_template(template).render(namespace=namespace) for template, path in files_of(namespace)}
+    # The project's yaml, for `opgen ops` and `opgen select` run inside it.
+    files[PROJECT_FILE] = project_text(f"{namespace}.yaml")
+    return files
 
 
 def scaffold(directory: str, namespace: str | None = None) -> list[str]:

@@ -10,21 +10,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
 from typing import Optional
 
 from .errors import Location, OpgenError
 from .fingerprint import PROJECT_ROOT, default_cache_dir
-from .project import BuildDescription, describe_build
+from .project import CHECKOUT_YAML, PROJECT_FILE, BuildDescription, default_yaml, describe_build
 
-DEFAULT_OPS_YAML = os.path.join("yaml", "native_functions.yaml")
 
 
 def add_parser(commands) -> None:
     select = commands.add_parser("select", help="what a selective build of FILE holds, why, and its size")
     select.add_argument("selection", metavar="FILE",
                         help="torchgen's selection yaml (operators: ...) or a list, one operator name a line")
-    select.add_argument("--yaml", help="native_functions.yaml (default: yaml/native_functions.yaml)")
+    select.add_argument("--yaml", help="native_functions.yaml (default: the project's, named by opgen.json here or "
+                                       "above, else yaml/native_functions.yaml)")
     select.add_argument("--tags", help="tags.yaml (default: tags.yaml beside the yaml, when present)")
     select.add_argument("--derivatives", metavar="PATH|off",
                         help="the derivatives yaml of the autograd layer (default: derivatives.yaml beside the yaml, "
@@ -85,9 +84,10 @@ def _describe(args: argparse.Namespace, csrc: Optional[str]) -> BuildDescription
     """The build's description (opgen/project.py: the rules `scons --ops` follows), for the
     checkout whose csrc/ is scanned (else the current directory)."""
     if args.yaml is None:
-        if not os.path.isfile(DEFAULT_OPS_YAML):
-            raise OpgenError(f"no {DEFAULT_OPS_YAML} in the current directory; pass --yaml FILE")
-        args.yaml = DEFAULT_OPS_YAML
+        args.yaml = default_yaml()
+        if args.yaml is None:
+            raise OpgenError(f"no {PROJECT_FILE} here or above (a project of `opgen init`) and no {CHECKOUT_YAML} "
+                             "in the current directory; pass --yaml FILE")
     for path in (args.yaml, args.tags):
         if path is not None and not os.path.isfile(path):
             raise OpgenError("no such file", Location(path, 0))

@@ -58,7 +58,7 @@ def atomic_write(path: str, data: bytes) -> None:
 class TreeWriter:
     """write_if_changed for many files under one root, listing each directory once: a file the
     listing lacks is created directly, skipping the failed read and the makedirs that
-    write_if_changed pays per file (a fresh tree of 7,939 files spends most of its time there).
+    write_if_changed pays per file (where a fresh tree of many files spends most of its time).
     Safe to share between threads; the listing must not go stale through other writers."""
 
     def __init__(self, root: str):

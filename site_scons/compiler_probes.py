@@ -1,8 +1,8 @@
 """One `--version` run per compiler and process.
 
 SCons' gcc and g++ tools ask the compiler for its version in exists() and again in generate(),
-for every environment that loads them: ten runs of `gcc/g++ --version` in a no-op build of
-the library (~30 ms). The compiler cannot change while SCons runs, so the answer is remembered
+for every environment that loads them: a run of `gcc/g++ --version` each, in every no-op
+build. The compiler cannot change while SCons runs, so the answer is remembered
 by the command and the PATH it is looked up on.
 """
 import SCons.Tool.gcc

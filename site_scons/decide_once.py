@@ -5,8 +5,8 @@ With --implicit-cache (SConstruct sets it) SCons asks every target whether it is
 twice: when the taskmaster first meets it (``Node.scan``: are the implicit dependencies stored
 by the last build still valid?) and again when its children are done (``make_ready_current``).
 ``File.changed`` recomputes the answer each time: the build info, every child's decider and the
-signature of the action (a compile command's is ~0.35 ms to expand). A no-op over PyTorch's
-1,342 groups made 31,000 such calls for 14,300 targets.
+signature of the action (a compile command is costly to expand). A no-op over PyTorch's
+groups made about two such calls per target (docs/benchmarks.md).
 
 Here ``File.changed()`` remembers its answer together with the count of tasks that have started
 or finished executing so far, and gives it again while that count is the same. Whether a

@@ -2,7 +2,7 @@
 
 ``Node.get_binfo`` stores ``str(executor)`` (the action's unexpanded command, for
 --debug=explain and the .sconsign) for every target, and SCons computes it anew each time: once
-per file of a codegen step's ~10, 14,000 times per PyTorch-sized no-op. Here it is kept in the
+per file of a codegen step, for every target of a no-op. Here it is kept in the
 executor's memo, beside the command signature SCons already keeps there (``get_contents``), and
 forgotten with it (``cleanup``, ``nullify``).
 

@@ -1,10 +1,10 @@
 """Keep Python's cyclic garbage collector off the objects an SCons run keeps until it exits.
 
-A PyTorch-sized build holds ~14,000 nodes with their executors, build and node infos, and the
-.sconsign's ~100,000 stored entries and signatures, all alive until the process exits. Every
-full collection (generation 2) walks all of them, and the allocations of the walk trigger
-them: a no-op over PyTorch's 1,342 groups spent ~2 s (wall, on a loaded 2-core machine) in 7
-full collections, more than in any part of SCons itself.
+A PyTorch-sized build holds its nodes with their executors, build and node infos, and the
+.sconsign's stored entries and signatures, all alive until the process exits. Every full
+collection (generation 2) walks all of them, and the allocations of the walk trigger them: a
+no-op over PyTorch's groups spent more time in full collections than in any part of SCons
+itself (docs/benchmarks.md, "Figures behind the code").
 
 Two moments make most of those objects: reading the SConscripts (the nodes) and loading each
 directory's .sconsign entries. Neither collects (the collector is paused from site_init until

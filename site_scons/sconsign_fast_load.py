@@ -1,9 +1,9 @@
 """Node and build infos are restored from the .sconsign without a Python call per field.
 
-Loading the .sconsign of a PyTorch-sized build unpickles ~14,000 entries and ~97,000 node
+Loading the .sconsign of a PyTorch-sized build unpickles tens of thousands of entries and node
 infos; each object's ``__setstate__`` sets its fields one ``setattr`` at a time, and a file's
 build info routes every one through ``FileBuildInfo.__setattr__`` (which forgets the object's
-dependency map when any other field changes): ~300,000 Python calls per run.
+dependency map when any other field changes): a Python call per field, every run.
 
 Here ``__setstate__`` sets the slots directly and, for a build info, forgets the dependency map
 once at the end when any other field was set: the object ends as SCons' own ``__setstate__``

@@ -3,8 +3,8 @@ a comparison, not a pickle.
 
 SCons stores the signatures of every node it visits, changed or not, and syncs the whole
 database at the end of every run: each directory's entries are merged with what the nodes
-computed, pickled whole and stored. A no-op over PyTorch's 1,342 groups pickled 14,312 entries
-(~83,000 dependency signatures, 5 MB) to find them all as they were: 0.9 s of a 6 s no-op.
+computed, pickled whole and stored. A no-op over PyTorch's groups pickled every entry to find
+them all as they were, a large share of the no-op (docs/benchmarks.md).
 
 Here a node whose build and node info equal what its directory's entry holds is not queued
 for the merge at all (``store_info``): the merge would overwrite each stored field with an equal

@@ -4,8 +4,8 @@ An executor's ``TSList`` (SCons/Executor.py) stands for its targets or sources a
 list anew on every access; it has no ``__iter__``, so iterating it goes through
 ``Sequence.__iter__``, one ``__getitem__`` (one new list of substitution proxies) per element:
 quadratic in the number of targets. The taskmaster iterates every executor's $TARGETS to find its
-side effects; for PyTorch's 1,342 codegen steps of ~10 files each that built ~120,000 proxies per
-no-op (and a link of N objects is N² the same way: design.md). ``__iter__`` and ``__len__`` here
+side effects; for many codegen steps of several files each that builds proxies by the hundred
+thousand per no-op (and a link of N objects is N² the same way: design.md). ``__iter__`` and ``__len__`` here
 build the list once, as every other TSList method does.
 """
 import SCons.Executor

@@ -49,7 +49,8 @@ COVERED = {
         ".ci/run::pip install -r requirements.txt && python -m pytest -q tests",
     # Installing builds nothing more, but into a directory of its own: the plugin tests do it.
     ("README.md", "scons install PREFIX=DIR"): "tests/plugin/test_install.py::PREFIX",
-    ("docs/downstream.md", "pip install /path/to/opgen"): "tests/plugin/conftest.py::pip",
+    ("docs/downstream.md", 'pip install "/path/to/opgen[runtime]"'):
+        "tests/plugin/test_install.py::def test_the_runtime_extra_brings_what_building_the_runtime_imports",
     ("docs/downstream.md", "cd /path/to/opgen && scons -j2 install PREFIX=$VIRTUAL_ENV"):
         "tests/plugin/test_install.py::PREFIX",
     ("README.md", "opgen init myproj && cd myproj && scons && python -m pytest"):

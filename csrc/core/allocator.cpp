@@ -13,8 +13,8 @@ namespace op {
 namespace {
 
 // Large blocks are 2 MiB aligned and marked for transparent huge pages: the first write to a
-// fresh 40 MB output otherwise faults in 10,000 4 KiB pages, which costs more than the
-// arithmetic (an add of 1e7 floats: ~18 ms instead of ~4 ms). numpy does the same.
+// large fresh output otherwise faults in one 4 KiB page at a time, which costs more than the
+// arithmetic (docs/benchmarks.md, "Figures behind the code"). numpy does the same.
 constexpr size_t kHugePage = size_t{2} << 20;
 
 class HostAllocator final : public Allocator {

@@ -1,6 +1,5 @@
 // The few token shapes the schema parser checks, as plain loops: <regex> made each of the two
-// parser objects the slowest compile of the library (~5 s each) and its matching slow at
-// registration time.
+// parser objects the slowest compile of the library and its matching slow at registration time.
 #pragma once
 
 #include <cstddef>

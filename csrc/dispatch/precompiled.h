@@ -3,8 +3,8 @@
 // core/ and dispatch/ headers: the layers above (native/, functionalization/) are not every
 // object's business (tests/test_include_layers.py).
 // Without ccache the build precompiles this header once per set of flags and force-includes it
-// (site_scons/site_tools/precompiled_header.py), which saves parsing ~65,000 lines of standard
-// library and runtime headers in every generated group and hand-written kernel. Nothing includes
+// (opgen/scons/toolset/precompiled_header.py), which saves parsing the standard library and
+// runtime headers in every generated group and hand-written kernel. Nothing includes
 // it by name: every source still includes what it uses.
 // An include guard, not #pragma once: the header is also compiled as a main file (the .gch).
 #ifndef OP_DISPATCH_PRECOMPILED_H

@@ -20,7 +20,6 @@ void init_autograd(py::module_& m);   // autograd_bindings.cpp: Tensor.requires_
 void init_operators(py::module_& m);   // operator_bindings.cpp: calling operators
 void init_library(py::module_& m);     // library_bindings.cpp: Library, Python kernels
 void init_dispatcher(py::module_& m);  // dispatcher_bindings.cpp: introspection, key sets, guards
-void init_test_ops(py::module_& m);    // test_ops.cpp: C++ kernels for tests and benchmarks
 void init_functionalization(py::module_& m);  // functionalization_bindings.cpp: functional tensors, traces
 void init_generator(py::module_& m);   // generator_bindings.cpp: Generator, manual_seed
 void init_runtime_types(py::module_& m);  // runtime_type_bindings.cpp: Storage, Stream (after init_tensor)

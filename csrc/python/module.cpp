@@ -18,7 +18,6 @@ PYBIND11_MODULE(_C, m) {
   opy::init_dispatcher(m);
   opy::init_operators(m);
   opy::init_library(m);
-  opy::init_test_ops(m);
   opy::init_cuda(m);
   opy::init_functionalization(m);
   opy::init_recording(m);

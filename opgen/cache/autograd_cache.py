@@ -1,7 +1,8 @@
 """Keep the autograd facts of a run on disk: the derivatives yaml read against a model, the
 autograd plan (one decision per function) and each group's autograd fingerprint, so a repeat
-run is a pickle load instead of a parse of derivatives.yaml (PyTorch's: ~0.8 s, mostly its
-formulas' saved-name rules) and a plan of every function (~0.4 s).
+run is a pickle load instead of a parse of derivatives.yaml (mostly its formulas' saved-name
+rules) and a plan of every function, both costly on PyTorch's yaml (docs/benchmarks.md,
+"Figures behind the code").
 
     autograd/<model key>/<key>.pickle   an AutogradModel without its Model; model key: the
                                         parse cache's key of the model it was read against;

@@ -82,6 +82,8 @@ class BuildRow:
     remote_misses: Optional[int]
     remote_errors: Optional[int]
     remote_rejected: Optional[int]
+    run: Optional[str] = ""       # the build invocation (one SCons run: several output directories)
+    out_dir: Optional[str] = ""   # the output directory, absolute; "" when unknown
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -89,8 +91,10 @@ class BuildRow:
 
 _ENTRY_COLUMNS = "key, group_name, size, created, last_used, hits, render_seconds"
 _REMOTE_COLUMNS = ("remote_hits", "remote_misses", "remote_errors", "remote_rejected")
+# A build run's columns: one invocation (an SCons run) records a build per output directory.
+_RUN_COLUMNS = ("run", "out_dir")
 _BUILD_COLUMNS = ("id, label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds, "
-                  + ", ".join(_REMOTE_COLUMNS))
+                  + ", ".join(_REMOTE_COLUMNS + _RUN_COLUMNS))
 
 
 class CacheIndex:
@@ -168,6 +172,10 @@ def _create_schema(db: sqlite3.Connection) -> None:
         for column in _REMOTE_COLUMNS:
             if column not in columns:
                 db.execute(f"ALTER TABLE builds ADD COLUMN {column} INTEGER DEFAULT 0")
+        # ... and those made before builds were grouped by run, their run and output directory.
+        for column in _RUN_COLUMNS:
+            if column not in columns:
+                db.execute(f"ALTER TABLE builds ADD COLUMN {column} TEXT DEFAULT ''")
     except BaseException:
         db.execute("ROLLBACK")
         raise
@@ -259,13 +267,13 @@ def counters(db: sqlite3.Connection) -> dict[str, float]:
 
 def insert_build(db: sqlite3.Connection, label: str, started: float, finished: float, *, groups: int, hits: int,
                  misses: int, regenerated: int, seconds: float, saved_seconds: float,
-                 remote: Optional[dict[str, int]] = None) -> int:
+                 remote: Optional[dict[str, int]] = None, run: str = "", out_dir: str = "") -> int:
     """A finished build's row; ``remote`` holds its remote tier's hits, misses, errors and rejected."""
     remote = remote or {}
     columns = _BUILD_COLUMNS.removeprefix("id, ")  # the id is SQLite's to choose
     cursor = db.execute(f"INSERT INTO builds ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})",
                         (label, started, finished, groups, hits, misses, regenerated, seconds, saved_seconds,
-                         *(remote.get(column[len("remote_"):], 0) for column in _REMOTE_COLUMNS)))
+                         *(remote.get(column[len("remote_"):], 0) for column in _REMOTE_COLUMNS), run, out_dir))
     return int(cursor.lastrowid)
 
 
@@ -307,6 +315,17 @@ def last_finished_build(db: sqlite3.Connection) -> Optional[BuildRow]:
     row = db.execute(f"SELECT {_BUILD_COLUMNS} FROM builds WHERE finished IS NOT NULL "
                      "ORDER BY id DESC LIMIT 1").fetchone()
     return BuildRow(*row) if row else None
+
+
+def last_run(db: sqlite3.Connection) -> list[BuildRow]:
+    """The builds of the last run (every output directory one invocation built), oldest first;
+    a build recorded without a run is a run of its own."""
+    last = last_finished_build(db)
+    if last is None or not last.run:
+        return [last] if last else []
+    rows = db.execute(f"SELECT {_BUILD_COLUMNS} FROM builds WHERE finished IS NOT NULL AND run = ? ORDER BY id",
+                      (last.run,)).fetchall()
+    return [BuildRow(*row) for row in rows]
 
 
 def build_count(db: sqlite3.Connection) -> int:

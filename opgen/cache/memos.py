@@ -1,7 +1,8 @@
 """Content keys of groups, remembered in the codegen cache (<root>/keys/<memo>.json) under what
 they were computed from.
 
-Computing the inputs of PyTorch's 1,342 groups means canonicalizing ~150k fields (~0.4 s). A
+Computing the inputs of every group means canonicalizing every field of every entry, which
+on PyTorch's yaml is a large share of a no-op (docs/benchmarks.md, "Figures behind the code"). A
 group whose functions all come from yaml entries is fully described by the text of those
 entries, the dispatch keys and opgen's codegen sources: its *identity* is a digest of them, and
 a memo maps each group to (identity, key). A run reads the memo of its yaml and configuration

@@ -2,6 +2,7 @@
 produced and the inputs of new keys (for explain), and the cache's statistics."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -10,6 +11,8 @@ from .entry import Found
 from .inputs import Inputs, parse_stored_inputs
 
 REMOTE_FIGURES = ("hits", "misses", "errors", "rejected")
+# The run of the last recorded build, beside the index (BuildRecords.last_run_id).
+LAST_RUN_FILE = "last_run"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class BuildRecord:
     inputs: tuple[tuple[str, str, dict[str, str]], ...]  # (group, key, stored_inputs) of keys new to their group
     remote: RemoteFigures = RemoteFigures()
     out_dir: str = ""               # the output directory, absolute; "" when unknown
+    run: str = ""                   # the invocation: an SCons run records one build per output directory
 
 
 class BuildRecords:
@@ -65,12 +69,30 @@ class BuildRecords:
                 db, build.label, build.started, self._clock(), groups=build.groups, hits=len(local_hits),
                 misses=len(build.produced) - len(local_hits), regenerated=len(build.produced), seconds=build.seconds,
                 saved_seconds=sum(found.entry.render_seconds for found in local_hits + remote_hits),
-                remote={name: getattr(remote, name) for name in REMOTE_FIGURES})
+                remote={name: getattr(remote, name) for name in REMOTE_FIGURES}, run=build.run, out_dir=build.out_dir)
             idx.record_productions(db, build_id, build.out_dir,
                                    [(p.group, p.key, p.found is not None) for p in build.produced])
             for group, key, inputs in build.inputs:
                 idx.insert_inputs(db, group, key, inputs, build_id)
+        if build.run:
+            self._note_run(build.run)
         return build_id
+
+    def last_run_id(self) -> str:
+        """The run of the last recorded build ("" when none): a small file beside the index, so a
+        no-op build asks without opening the index."""
+        try:
+            with open(os.path.join(self.root, LAST_RUN_FILE), encoding="utf-8") as handle:
+                return handle.read().strip()
+        except OSError:
+            return ""
+
+    def _note_run(self, run: str) -> None:
+        path = os.path.join(self.root, LAST_RUN_FILE)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(run + "\n")
+        os.replace(temporary, path)
 
     def newest_input_keys(self) -> dict[str, str]:
         """{group: key} of each group's most recently recorded inputs."""
@@ -98,13 +120,13 @@ class BuildRecords:
         with self._index.read() as db:
             counts = idx.counters(db)
             entries, size = idx.entry_count(db), idx.total_bytes(db)
-            last, builds = idx.last_finished_build(db), idx.build_count(db)
+            last, builds = idx.last_run(db), idx.build_count(db)
         return {"root": self.root, "entries": entries, "bytes": size, "max_bytes": self.max_bytes,
                 "hits": counts["hits"], "misses": counts["misses"], "evictions": counts["evictions"],
                 "corrupt": counts["corrupt_reads"], "hit_rate": _rate(counts["hits"], counts["misses"]),
                 "seconds_saved": counts["seconds_saved"], "builds": builds,
                 "remote": {name: counts[f"remote_{name}"] for name in REMOTE_FIGURES},
-                "last_build": _build_figures(last) if last else None}
+                "last_build": _run_figures(last) if last else None}
 
 
 def _rate(hits: int, misses: int) -> float:
@@ -114,4 +136,21 @@ def _rate(hits: int, misses: int) -> float:
 def _build_figures(build: idx.BuildRow) -> dict:
     figures = build.as_dict()
     figures["hit_rate"] = _rate(build.hits or 0, build.misses or 0)
+    return figures
+
+
+_SUMMED = ("groups", "hits", "misses", "regenerated", "seconds", "saved_seconds",
+           "remote_hits", "remote_misses", "remote_errors", "remote_rejected")
+
+
+def _run_figures(builds: list[idx.BuildRow]) -> dict:
+    """The last run's figures, summed over its output directories, with each directory's own
+    under "outputs" (in the order they were recorded)."""
+    outputs = [_build_figures(build) for build in builds]
+    figures = dict(outputs[-1])
+    for name in _SUMMED:
+        figures[name] = sum(output[name] or 0 for output in outputs)
+    figures["started"] = min(output["started"] for output in outputs)
+    figures["hit_rate"] = _rate(figures["hits"], figures["misses"])
+    figures["outputs"] = outputs
     return figures

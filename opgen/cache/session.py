@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import threading
 import time
+import uuid
 from typing import Callable, Optional
 
 from ..fingerprint import default_cache_dir
@@ -38,13 +39,16 @@ class CacheSession:
     """Produces the groups of one build and records the build in the cache when it finishes.
 
     Lookups touch no index; hits, misses, the build's figures and the inputs of keys new to their
-    groups are written in one transaction by ``finish`` (a fresh build directory of 1,342 groups
-    would otherwise pay 1,342 transactions). A build killed before ``finish`` loses only those
+    groups are written in one transaction by ``finish`` (a fresh build directory would otherwise
+    pay one transaction per group). A build killed before ``finish`` loses only those
     counts: every entry it stored is already whole and indexed.
     """
 
-    def __init__(self, cache, label: str, remote: Optional[RemoteTier] = None):
+    def __init__(self, cache, label: str, remote: Optional[RemoteTier] = None, run: str = ""):
         self.cache = cache
+        # The invocation this session is part of: an SCons run codegens several output directories
+        # (the core groups, each backend's), and `opgen cache stats` reports them together.
+        self.run = run or uuid.uuid4().hex
         self.remote = remote if cache is not None else None  # fetched entries land in the local cache
         self.label = label
         self.out_dir = ""           # set by the plan that uses the session (recorded with the build)
@@ -105,17 +109,22 @@ class CacheSession:
             return None
 
     def finish(self, groups: int) -> None:
-        """Records this build; a build that produced nothing records nothing (no-op speed)."""
+        """Records this build. One that produced nothing records nothing (no-op speed: no write),
+        unless another output directory of the same run was recorded already: then the run's
+        report names this directory as up to date too."""
         with self._lock:
             productions, self._productions = self._productions, []
         if not productions:
+            if self._safely(lambda cache: cache.last_run_id()) == self.run:
+                self._safely(lambda cache: cache.record_build(BuildRecord(
+                    self.label, self._started or 0.0, groups, 0.0, (), (), RemoteFigures(), self.out_dir, self.run)))
             return
         newest = self._safely(lambda cache: cache.newest_input_keys()) or {}
         # Only a key the group has not recorded last needs its inputs (the costly part) computed.
         inputs = tuple((p.group, p.key, stored_inputs(inputs())) for p, inputs in productions if newest.get(p.group) != p.key)
         remote = self.remote.figures() if self.remote is not None else RemoteFigures()
         record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
-                             tuple(p for p, _ in productions), inputs, remote, self.out_dir)
+                             tuple(p for p, _ in productions), inputs, remote, self.out_dir, self.run)
         self._safely(lambda cache: cache.record_build(record))
 
     def cache_line(self) -> str:

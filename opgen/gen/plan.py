@@ -97,7 +97,10 @@ class Report:
         names = [job.group if self.backend_key is not None and job.backend_key == self.backend_key else str(job)
                  for job in sorted(self.regenerated, key=str)]
         shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-        line = f"[opgen] regenerated {len(names)}/{self.groups} {self.label}" + (f": {shown}" if shown else "")
+        # Every produced group came from the cache, none was rendered: not "regenerated".
+        materialized = bool(names) and self.cache_misses == 0 and self.cache_hits == len(names)
+        line = (f"[opgen] materialized from the cache {len(names)}/{self.groups} {self.label}" if materialized
+                else f"[opgen] regenerated {len(names)}/{self.groups} {self.label}") + (f": {shown}" if shown else "")
         return (f"{line}\n[opgen] {self.groups - len(names)} unchanged, {len(self.written)} files written, "
                 f"{len(self.removed)} removed\n[opgen] codegen cache: {self.cache_line}")
 
@@ -197,7 +200,7 @@ def _read_state(path: str) -> dict[str, dict]:
 
 
 def _write_state(path: str, groups: dict[str, dict]) -> None:
-    # No indent: json's C encoder only runs without one, and PyTorch's state lists 9,000 files.
+    # No indent: json's C encoder only runs without one, and a large yaml's state lists many files.
     text = json.dumps({"version": STATE_VERSION, "groups": groups}, sort_keys=True, separators=(",", ":")) + "\n"
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     write_if_changed(path, text)

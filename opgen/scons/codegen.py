@@ -13,6 +13,7 @@ section (build/gen/backends/<Key>/).  What to generate, when, and the report all
 import atexit
 import json
 import os
+import time
 
 import SCons.Script
 
@@ -76,6 +77,11 @@ class _PlanNodes:
         report(summary if result.regenerated else summary.splitlines()[0])
 
 
+# This SCons invocation: the builds of its output directories (the core groups, each backend's)
+# are recorded as one run, which `opgen cache stats` reports together.
+RUN = f"scons-{os.getpid()}-{time.time_ns()}"
+
+
 def _session(env, label):
     """A cache session on $OPGEN_CACHE_DIR ("" disables the cache; None is the default location),
     with the remote tier $OPGEN_CACHE_REMOTE names (None: the environment's; "off": none)."""
@@ -85,7 +91,7 @@ def _session(env, label):
                                          where="--opgen-cache-remote") if cache is not None else None
     except OpgenError as error:
         stop(error, "bad remote codegen cache setting")
-    return CacheSession(cache, label, remote)
+    return CacheSession(cache, label, remote, run=RUN)
 
 
 def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False) -> CodegenResult:
@@ -151,8 +157,8 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
 def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
     """Every job when the build uses the nodes (compiles depend on them; `scons -c` removes
     them). Otherwise (--codegen-only) only the jobs the plan finds not current: nothing
-    consumes the others' nodes and SCons would only confirm them up to date, at ~0.2 ms per node
-    and per Value (PyTorch's no-op walked 2,700 of them). A declared job keeps its Value, so
+    consumes the others' nodes and SCons would only confirm them up to date, paying for each
+    node and each Value (docs/benchmarks.md). A declared job keeps its Value, so
     --debug=explain still names the group whose key changed."""
     return [job for job in section.jobs if every_job or not plan.is_current(job, section)]
 
@@ -160,8 +166,8 @@ def _jobs_to_declare(plan: CodegenPlan, section: Section, every_job: bool):
 def _forget_stored(out, paths: list[str]) -> None:
     """Drops the .sconsign entries of files under ``out`` that have no node. SCons keeps an entry
     for every file that was ever one, and a cold build declares every folded source (none exists
-    yet): on PyTorch's yaml 6,700 entries, half the bytes of build/gen/ops' record, read again by
-    every later build. The record is rewritten once, the first time they are found there."""
+    yet): on a large yaml, a large share of build/gen/ops' record, read again by every later
+    build. The record is rewritten once, the first time they are found there."""
     by_directory: dict[str, list[str]] = {}
     for path in paths:
         directory, name = os.path.split(path)

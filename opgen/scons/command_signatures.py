@@ -3,8 +3,8 @@ once per object.
 
 SCons signs a command by expanding it for its target and source (``Executor.get_contents``:
 every $VARIABLE substituted, in signature mode), and does so for every object in every run to
-find it up to date: ~0.35 ms per object, 0.45 s of a no-op over PyTorch's 1,342 group units,
-whose commands differ in nothing but the object's and the unit's names.
+find it up to date: per object, so a large share of a no-op over many group units, whose
+commands differ in nothing but the object's and the unit's names (docs/benchmarks.md).
 
 ``same_command(objects, family)`` marks objects built by one builder call each, from one
 environment, whose commands differ only by their target's and source's names. For such an

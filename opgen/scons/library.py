@@ -12,8 +12,8 @@ compiled with the flags of its kind (flags.py) under the one rebuild policy (reb
 groups' objects go into sharded archives linked whole (link.py), and a backend's registrations
 are checked against its kernels' definitions before linking (backend.py).
 
-The runtime's headers and library come from sdk.find_runtime ($OPGEN_RUNTIME or the installed
-opdispatch package). This repository builds the runtime itself with the same builders, passing
+The runtime's headers and library come from sdk.find_runtime (an installed SDK, $OPGEN_RUNTIME or the
+checkout opgen is installed from). This repository builds the runtime itself with the same builders, passing
 what it has already: ``model=`` and ``codegen=`` (declared by its SConstruct, shared with the
 backends), ``gen_dir=``, ``obj_dir=``, ``target=``, ``runtime=`` (an sdk.Runtime; library_dir
 None for the runtime itself), ``objects=`` (objects compiled otherwise, e.g. by nvcc) and
@@ -231,7 +231,7 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
                       objects=(), precompiled_header=PRECOMPILED_HEADER, cuda_arch=None):
     mode = mode_of(env, name, missing_kernels)
     cuda_arch = _cuda_arch(env, "OpgenOperatorLibrary", name, cuda_arch)
-    runtime = runtime or find_runtime(env)
+    runtime = runtime or find_runtime(env, build_dir)
     if model is None:
         if yaml is None:
             stop(None, f"OpgenOperatorLibrary('{name}'): give yaml= (or model=)")
@@ -277,7 +277,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     stand-in IR runtime (gen/backend_stubs.py): the yaml alone builds, links and loads."""
     mode = mode_of(env, name, missing_kernels)
     cuda_arch = _cuda_arch(env, "OpgenBackendLibrary", name, cuda_arch)
-    runtime = runtime or find_runtime(env)
+    runtime = runtime or find_runtime(env, build_dir)
     if model is None:
         if yaml is None:
             if not runtime.yaml or not os.path.isfile(runtime.yaml):

@@ -5,7 +5,7 @@ function: there is nothing to scan, and no command whose program would be a depe
 scan always finds no implicit dependency. Yet with --implicit-cache, ``Node.scan`` still looks
 each target's stored implicit dependencies up in the .sconsign, adds them (none) to every target
 of the step (a quadratic loop over the step's ~10 files) and asks whether the target is up to
-date, for each of the 12,733 files of PyTorch's 1,342 groups. ``unscanned(builder)`` marks a
+date, for each file of every group. ``unscanned(builder)`` marks a
 builder of such steps; a target of a marked builder gets its empty list of implicit dependencies
 directly. The target is still asked whether it is up to date when its children are done, as
 every target is.
@@ -15,13 +15,13 @@ one's digest (templates/group_unit.cpp.j2), so the unit's bytes change whenever 
 does. ``fold_included_sources(objects, paths)`` makes those sources no dependencies of the units'
 objects: the scan still reads them (the headers they include stay dependencies), then leaves them
 out of the object's implicit dependencies. With the codegen steps declaring them only when they
-are missing (codegen.py), they are no build nodes at all: 6,700 of PyTorch's 14,300, each of which
-a no-op walked, decided and recorded.
+are missing (codegen.py), they are no build nodes at all: nodes each of which a no-op would
+walk, decide and record.
 
 **Header closures.** Every group unit includes the runtime's registration header, and with it
-the same 30 runtime headers; most also include the autograd support header and its own. On
-PyTorch's yaml those were 47,000 of the 83,000 edges a no-op walked, each stored, looked up,
-decided and recorded again. ``header_closures(env, roots, dir)``
+the same runtime headers; most also include the autograd support header and its own. On
+PyTorch's yaml those were most of the edges a no-op walked, each stored, looked up, decided and
+recorded again (docs/benchmarks.md, "Figures behind the code"). ``header_closures(env, roots, dir)``
 declares, for each root header, a stamp listing the content signature of the root and of every
 header the C scanner finds under it (the stamp's own scan, with the objects' CPPPATH);
 ``fold_header_closures(objects, closures)`` makes an object whose scan finds a root depend on

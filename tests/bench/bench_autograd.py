@@ -265,7 +265,7 @@ def seconds(value: Optional[float]) -> str:
 
 
 def regenerated(run: Run) -> str:
-    found = re.search(r"regenerated (\d+)/(\d+) groups", run.output)
+    found = re.search(r"(?:regenerated|materialized from the cache) (\d+)/(\d+) groups", run.output)
     return f"{found[1]}/{found[2]} groups" if found else "?"
 
 

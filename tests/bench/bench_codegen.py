@@ -39,7 +39,7 @@ from table import render_table  # noqa: E402
 
 EDIT_GROUP = "add"
 GOALS = {"cold": 0.5, "no-op": 0.05, "one-op edit": 0.05}  # opgen median / torchgen median
-REGENERATED = re.compile(r"regenerated (\d+)/(\d+) groups")
+REGENERATED = re.compile(r"(?:regenerated|materialized from the cache) (\d+)/(\d+) groups")
 
 
 class CommandFailed(Exception):

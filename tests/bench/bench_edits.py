@@ -218,7 +218,7 @@ def pytorch_matrix(work: str, torchgen_python: Optional[str]) -> list[list[str]]
             # opgen's state file (every group's key and files) is bookkeeping, not generated code.
             changed = [p for p in written(before, after) if not p.startswith("aoti") and not _is_state(p)]
             removed = len(set(before) - set(after))
-            regenerated = re.search(r"regenerated (\d+)/(\d+) groups", stdout)
+            regenerated = re.search(r"(?:regenerated|materialized from the cache) (\d+)/(\d+) groups", stdout)
             row += ([regenerated.group(1)] if peer.name == "opgen" and regenerated else []) + [
                 f"{len(changed)}" + (f" (-{removed})" if removed else ""), f"{sum(len(after[p][0]) for p in changed) / 1e3:,.0f}",
                 f"{seconds:.1f}"]

@@ -2,7 +2,8 @@
 
     python tests/bench/bench_python_calls.py [--repeat N]
 
-A report, not a test: it builds build/python through SCons, then times each call in a fresh
+A report, not a test: it builds build/python and build/tests/python (the C++ test operators)
+through SCons, then times each call in a fresh
 process (opdispatch in this interpreter's environment; torch 2.13 and numpy in the peer
 virtualenv, see peer_env.py) and prints one table in ns per call. Every measurement is the
 best and the median of N repeats of a loop long enough to take ~0.1 s; BLAS/OpenMP threads are
@@ -19,7 +20,7 @@ from typing import Optional
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # tests/bench, and tests/ for the shared harness (runs.py's helpers)
 from peer_env import ensure_torchgen  # noqa: E402
-from runs import OPDISPATCH_PATH, build_extension, quiet_env, run_json  # noqa: E402
+from runs import OPDISPATCH_PATH, TEST_OPS_PATH, build_extension, quiet_env, run_json  # noqa: E402
 from table import render_table  # noqa: E402
 
 # Shared by both snippets: times `stmt` with the names in `env`, prints {label: [ns, ...]}.
@@ -38,7 +39,8 @@ def measure(cases, repeat):
 OPDISPATCH_SNIPPET = TIMER + """\
 import numpy as np
 import opdispatch
-keep = opdispatch._C._register_test_ops("bench")   # bench::add_one_element, a C++ CPU kernel
+import opdispatch_test_ops
+keep = opdispatch_test_ops.register_test_ops("bench")   # bench::add_one_element, a C++ CPU kernel
 lib = opdispatch.library.Library("benchpy", "DEF")
 lib.define("add_numpy(Tensor a, Tensor b) -> Tensor")
 lib.define("first(Tensor a, Tensor b) -> Tensor")
@@ -101,9 +103,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    build_extension()
+    build_extension(os.path.join("build", "tests", "python"))
     results = run_json([sys.executable, "-c", OPDISPATCH_SNIPPET, str(args.repeat)],
-                       quiet_env({"PYTHONPATH": OPDISPATCH_PATH}))
+                       quiet_env({"PYTHONPATH": os.pathsep.join((OPDISPATCH_PATH, TEST_OPS_PATH))}))
     peer_python = ensure_torchgen()
     peer = run_json([peer_python or sys.executable, "-c", PEER_SNIPPET, str(args.repeat),
                      "torch" if peer_python else "none"], quiet_env())

@@ -94,7 +94,8 @@ CITED_NOTE = ("peer, cited and not measured: PyTorch PR 61915 (per-operator head
 STEP = re.compile(r"^\[\s*(\d+)/(\d+)\] (\S+) (\S+)\s*$", re.M)
 COMPILE_KINDS = ("CXX", "CC", "NVCC")
 STUBBED = re.compile(r"\[opgen\] missing kernels: (\d+) stubbed")
-REGENERATED = re.compile(r"^\[opgen\] regenerated (\d+)/(\d+) ([a-zA-Z ]+?)(?::.*)?$", re.M)
+REGENERATED = re.compile(r"^\[opgen\] (?:regenerated|materialized from the cache) (\d+)/(\d+) ([a-zA-Z ]+?)(?::.*)?$",
+                         re.M)
 # What the SConscripts found: the yaml's size, CUDA, kernels, autograd, BLAS.
 NOTICES = re.compile(r"^\[opgen\] (?:\d+ functions in .*|CUDA: .*|kernels: .*|autograd: .*|BLAS: .*)$", re.M)
 

@@ -53,7 +53,7 @@ GOALS = {
     (f"{PYTORCH}: opgen generate", "one-op edit"): 1.0,
 }
 COMPILERS = {"g++", "gcc", "c++", "cc", "clang", "clang++", "nvcc"}
-REGENERATED = re.compile(r"\[opgen\] regenerated (\d+)/(\d+) groups")
+REGENERATED = re.compile(r"\[opgen\] (?:regenerated|materialized from the cache) (\d+)/(\d+) groups")
 NODES = re.compile(r"^\s*\d+\s+\d+\s+\d+\s+(\d+)\s+Node\.Node$", re.MULTILINE)  # --debug=count, post-build
 HAS_CCACHE = shutil.which("ccache") is not None
 

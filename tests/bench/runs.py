@@ -13,6 +13,8 @@ from helpers import run_scons
 from peer_env import REPO, ensure_torchgen, pytorch_yaml
 
 OPDISPATCH_PATH = os.path.join(REPO, "build", "python")
+# The tests' extension of C++ operators (opdispatch_test_ops), beside the public package.
+TEST_OPS_PATH = os.path.join(REPO, "build", "tests", "python")
 
 
 def quiet_env(extra: Optional[dict] = None) -> dict:
@@ -30,9 +32,10 @@ def run_json(cmd: list[str], env: dict) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def build_extension() -> None:
-    """build/python (the opdispatch package) through SCons; a no-op when it is up to date."""
-    build = run_scons(REPO, "-j2", os.path.join("build", "python"), drop=(), timeout=None)  # the checkout's own build
+def build_extension(*also: str) -> None:
+    """build/python (the opdispatch package), and the targets ``also`` names, through SCons; a
+    no-op when they are up to date."""
+    build = run_scons(REPO, "-j2", os.path.join("build", "python"), *also, drop=(), timeout=None)  # the checkout's own build
     if build.returncode != 0:
         raise RuntimeError(f"scons failed:\n{build.stdout}\n{build.stderr}")
 

@@ -3,6 +3,7 @@ hits from a second output directory, corruption found by verify and healed by th
 SIGKILL mid-build, two builds at once, explain, gc."""
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -46,8 +47,8 @@ def tree(root):
 
 
 def groups(stdout):
-    line = next(l for l in stdout.splitlines() if "regenerated" in l)
-    return int(line.split("regenerated ")[1].split("/")[1].split()[0])
+    match = re.search(r"\[opgen\] (?:regenerated|materialized from the cache) \d+/(\d+)", stdout)
+    return int(match.group(1))
 
 
 def entry_files(cache_dir):

@@ -423,10 +423,11 @@ def test_builds_record_their_figures_and_time_saved(cache, clock):
     stats = cache.stats()
     assert stats["builds"] == 2
     assert (stats["hits"], stats["misses"], stats["seconds_saved"]) == (1, 7, pytest.approx(1.25))
-    assert stats["last_build"] == {"id": second, "label": "generate", "started": 1003.0, "finished": 1003.0,
-                                   "groups": 4, "hits": 0, "misses": 4, "regenerated": 4, "seconds": 1.0,
-                                   "saved_seconds": 0.0, "hit_rate": 0.0, "remote_hits": 0, "remote_misses": 0,
-                                   "remote_errors": 0, "remote_rejected": 0}
+    build = {"id": second, "label": "generate", "started": 1003.0, "finished": 1003.0,
+             "groups": 4, "hits": 0, "misses": 4, "regenerated": 4, "seconds": 1.0,
+             "saved_seconds": 0.0, "hit_rate": 0.0, "remote_hits": 0, "remote_misses": 0,
+             "remote_errors": 0, "remote_rejected": 0, "run": "", "out_dir": ""}
+    assert stats["last_build"] == {**build, "outputs": [build]}  # recorded without a run: a run of its own
     with sqlite3.connect(os.path.join(cache.root, "index.sqlite")) as db:
         row = db.execute("SELECT started, finished, hits, misses, saved_seconds FROM builds WHERE id = ?",
                          (first,)).fetchone()
@@ -479,3 +480,34 @@ def test_inputs_history_keeps_a_bounded_number_of_versions(cache):
     history = cache.inputs_history("add", 100)
     assert len(history) == KEEP_INPUT_VERSIONS
     assert history[0][0] == f"k{KEEP_INPUT_VERSIONS + 4}"
+
+
+def test_the_last_build_covers_every_output_directory_of_its_run(cache, clock):
+    """An SCons run records one build per output directory (the core groups, a backend's): the
+    last build is all of them, summed, each under "outputs"; a no-op directory records nothing
+    unless its run was recorded already."""
+    put(cache, "add", render_seconds=1.0)
+    cache.record_build(build_of(cache, "older", rendered=["x"]))
+    backend = build_of(cache, "scons --backend XLA", rendered=["a", "b"], groups=20)
+    cache.record_build(dataclasses.replace(backend, run="run-1", out_dir="/p/build/gen"))
+    assert cache.last_run_id() == "run-1"
+    core = build_of(cache, "scons", hits=["add"], groups=90)
+    cache.record_build(dataclasses.replace(core, run="run-1", out_dir="/p/build/gen"))
+    last = cache.stats()["last_build"]
+    assert (last["groups"], last["hits"], last["misses"], last["regenerated"]) == (110, 1, 2, 3)
+    assert [(o["label"], o["groups"], o["regenerated"]) for o in last["outputs"]] == [
+        ("scons --backend XLA", 20, 2), ("scons", 90, 1)]
+
+
+def test_a_session_that_produced_nothing_joins_its_run_only(cache):
+    from opgen.cache.session import CacheSession
+
+    idle = CacheSession(cache, "scons", run="run-2")
+    idle.finish(90)
+    assert cache.stats()["builds"] == 0  # a no-op run writes nothing
+    cache.record_build(dataclasses.replace(build_of(cache, "scons --backend XLA", rendered=["a"], groups=20),
+                                           run="run-2"))
+    CacheSession(cache, "scons", run="run-2").finish(90)
+    last = cache.stats()["last_build"]
+    assert [(o["label"], o["groups"], o["regenerated"]) for o in last["outputs"]] == [
+        ("scons --backend XLA", 20, 1), ("scons", 90, 0)]

@@ -52,8 +52,7 @@ def ir_classes(text: str) -> list[str]:
 
 def regenerated(stdout: str) -> tuple[int, int]:
     """(N, M) from '[opgen] regenerated N/M groups'."""
-    line = next(l for l in stdout.splitlines() if "regenerated" in l)
-    n, m = line.split("regenerated ")[1].split(" groups")[0].split("/")
+    n, m = re.search(r"\[opgen\] (?:regenerated|materialized from the cache) (\d+)/(\d+) groups", stdout).groups()
     return int(n), int(m)
 
 

@@ -151,3 +151,13 @@ def test_a_backend_report_names_its_jobs_by_group():
     assert backend.summary().splitlines()[0] == "[opgen] regenerated 3/3 XLA backend groups: a1, a, mul"
     mixed = Report("groups", 4, None, regenerated=[JobId("mul"), *jobs])
     assert mixed.summary().splitlines()[0] == "[opgen] regenerated 4/4 groups: a1@XLA, a@XLA, mul, mul@XLA"
+
+
+def test_a_report_of_groups_all_from_the_cache_says_materialized_not_regenerated():
+    jobs = [JobId("add"), JobId("mul")]
+    cached = Report("groups", 90, None, regenerated=list(jobs), cache_hits=2, cache_misses=0)
+    assert cached.summary().splitlines()[0] == "[opgen] materialized from the cache 2/90 groups: add, mul"
+    mixed = Report("groups", 90, None, regenerated=list(jobs), cache_hits=1, cache_misses=1)
+    assert mixed.summary().splitlines()[0] == "[opgen] regenerated 2/90 groups: add, mul"
+    uncached = Report("groups", 90, None, regenerated=list(jobs))  # no cache: rendered
+    assert uncached.summary().splitlines()[0] == "[opgen] regenerated 2/90 groups: add, mul"

@@ -128,7 +128,8 @@ def test_a_yaml_edit_recompiles_only_its_group(plugin_venv, project):
     result = plugin_venv.scons(project, "-j2", "--debug=explain")
     assert result.returncode == 0, result.stdout + result.stderr
     assert compiled(result) == ["scale_unit.os"]
-    assert "[opgen] regenerated 1/3 groups: scale" in result.stdout
+    # Rendered, or materialized when the session's cache saw this edit already (another test's).
+    assert re.search(r"\[opgen\] (regenerated|materialized from the cache) 1/3 groups: scale", result.stdout)
     assert run_python(plugin_venv, project, "print(json.dumps(od.ops.myops.scale(od.tensor([2.0])).tolist()))") == [5.0]
     noop = plugin_venv.scons(project, "-j2")
     assert noop.returncode == 0 and compiled(noop) == [] and "is up to date" in noop.stdout

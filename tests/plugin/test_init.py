@@ -32,7 +32,7 @@ def test_init_writes_the_same_bytes_for_the_same_namespace(tmp_path):
     assert tree(tmp_path / "a") == tree(tmp_path / "b")
     assert sorted(written) == sorted(tree(tmp_path / "a"))
     assert {"SConstruct", "vecops.yaml", "kernels/vecops.cpp", "tests/test_vecops.py", ".gitignore",
-            "README.md"} <= set(written)
+            "README.md", "opgen.json"} <= set(written)
     assert "- func: vecops::scale(Tensor x, float f=2.0) -> Tensor" in (tmp_path / "a" / "vecops.yaml").read_text()
     assert 'env.OpgenOperatorLibrary("vecops", yaml="vecops.yaml"' in (tmp_path / "a" / "SConstruct").read_text()
 
@@ -60,6 +60,20 @@ def test_init_refuses_a_directory_in_use_and_bad_namespaces(tmp_path, capsys):
     assert "next: cd" in capsys.readouterr().out and (empty / "empty.yaml").is_file()
 
 
+def test_opgen_ops_in_a_scaffold_lists_the_project_s_own_yaml(tmp_path, monkeypatch, capsys):
+    """opgen.json names the yaml: `opgen ops` (and `opgen select`) need no --yaml there, from a subdirectory too."""
+    project = tmp_path / "vecops"
+    assert cli.main(["init", str(project)]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(project / "kernels")
+    assert cli.main(["ops", "--no-cache"]) == 0
+    listing = capsys.readouterr().out
+    assert "vecops::scale" in listing and "vecops.yaml:" in listing, listing
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["ops", "--no-cache"]) == 2
+    assert "no opgen.json here or above" in capsys.readouterr().err
+
+
 def test_the_scaffold_builds_and_passes_its_tests_in_the_plugin_venv(plugin_venv, tmp_path):
     """The venv's `opgen` console script (templates from the wheel), then the README's two commands."""
     project = tmp_path / "first-ops"
@@ -73,22 +87,46 @@ def test_the_scaffold_builds_and_passes_its_tests_in_the_plugin_venv(plugin_venv
     assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
 
 
-def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_project, tmp_path):
-    """A built checkout as $OPGEN_RUNTIME, no install: here the session's built project seen
-    through links (the runtime writes its header view into the checkout's build/, not the fixture's)."""
-    checkout = tmp_path / "checkout"
-    (checkout / "build").mkdir(parents=True)
+def linked_checkout(built_project, root):
+    """The session's built project seen through links, as a checkout of its own."""
+    (root / "build").mkdir(parents=True)
     for name in ("SConstruct", "csrc", "yaml"):
-        os.symlink(os.path.join(built_project.root, name), checkout / name)
+        os.symlink(os.path.join(built_project.root, name), root / name)
     for name in ("lib", "gen", "python"):
-        os.symlink(os.path.join(built_project.root, "build", name), checkout / "build" / name)
+        os.symlink(os.path.join(built_project.root, "build", name), root / "build" / name)
+    return root
+
+
+def mtimes(root):
+    return {os.path.join(d, n): os.lstat(os.path.join(d, n)).st_mtime_ns
+            for d, dirs, files in os.walk(root) for n in dirs + files}
+
+
+def imports_opdispatch(project, **settings):
+    """`python -c "import opdispatch"` in the project, with PYTHONPATH=build/python (no pytest)."""
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH", "OPGEN_RUNTIME"), {"PYTHONPATH": "build/python", **settings})
+    return subprocess.run([sys.executable, "-c", "import opdispatch; print(opdispatch.tensor([1.0]).tolist())"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_project, tmp_path):
+    """A built checkout as $OPGEN_RUNTIME, no install; the build writes nothing into the checkout
+    (the header view is under the project's build/) and links its Python package into build/python."""
+    checkout = linked_checkout(built_project, tmp_path / "checkout")
     project = tmp_path / "vecops"
     assert cli.main(["init", str(project)]) == 0
     settings = {"OPGEN_RUNTIME": str(checkout), "PYTHONPATH": REPO_ROOT, "OPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    before = {**mtimes(checkout), **mtimes(os.path.join(built_project.root, "build"))}
     build = run_scons(project, "-j2", env=settings)
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
-    # The scaffold's conftest finds opdispatch in the checkout's build/python.
-    env = scons_env(DROPPED_ENV + ("PYTHONPATH",), {"OPGEN_RUNTIME": str(checkout)})
+    assert {**mtimes(checkout), **mtimes(os.path.join(built_project.root, "build"))} == before
+    assert os.path.islink(project / "build" / "opgen-runtime" / "include" / "opdispatch" / "core")
+    headers = [line for line in build.stdout.splitlines() if "HEADERS" in line]
+    assert headers and all("build/opgen-runtime/include/opdispatch/" in line for line in headers), headers
+    imported = imports_opdispatch(project)
+    assert imported.returncode == 0 and imported.stdout == "[1.0]\n", imported.stdout + imported.stderr
+    # The scaffold's conftest imports the runtime the build linked into build/python.
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH", "OPGEN_RUNTIME"))
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env,
                            capture_output=True, text=True, timeout=300)
     assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
@@ -103,3 +141,26 @@ def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_pro
         os.symlink(os.path.join(built_project.root, name), unbuilt / name)
     refused = run_scons(project, env={**settings, "OPGEN_RUNTIME": str(unbuilt)})
     assert refused.returncode == 2 and "is an opgen checkout that is not built" in refused.stderr, refused.stderr
+
+
+def test_the_scaffold_builds_against_the_checkout_opgen_is_installed_from(built_project, tmp_path):
+    """README's promise, in the venv of its set-up (opgen installed from a built checkout, no SDK,
+    no $OPGEN_RUNTIME): `opgen init myproj && cd myproj && scons && python -m pytest`."""
+    checkout = linked_checkout(built_project, tmp_path / "checkout")
+    os.symlink(os.path.join(REPO_ROOT, "opgen"), checkout / "opgen")  # opgen imported from this checkout
+    env = scons_env(DROPPED_ENV + ("PYTHONPATH", "OPGEN_RUNTIME"),
+                    {"PYTHONPATH": str(checkout), "OPGEN_CACHE_DIR": str(tmp_path / "cache")})
+    init = subprocess.run([sys.executable, "-m", "opgen", "init", "myproj"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert init.returncode == 0, init.stdout + init.stderr
+    project = tmp_path / "myproj"
+    build = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, env=env, capture_output=True,
+                           text=True, timeout=900)
+    assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    assert os.readlink(project / "build" / "python" / "opdispatch") == str(checkout / "build" / "python" / "opdispatch")
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0 and TESTS_PASSED in tests.stdout, tests.stdout + tests.stderr
+    listed = subprocess.run([sys.executable, "-m", "opgen", "ops", "--no-cache"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "myproj::scale" in listed.stdout, listed.stdout + listed.stderr

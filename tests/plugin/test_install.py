@@ -122,6 +122,16 @@ def test_a_fresh_clone_installs_as_users_install_it(tmp_path):
         assert command in opgen.stdout
 
 
+def test_the_runtime_extra_brings_what_building_the_runtime_imports(plugin_venv, tmp_path):
+    """pip install "opgen[runtime]": pybind11 (the Python package's extension) and numpy (which the
+    package imports); the wheel's metadata says so."""
+    metadata = plugin_venv.run(["-c", "import importlib.metadata as m; print('\\n'.join(m.requires('opgen')))"],
+                               cwd=tmp_path)
+    assert metadata.returncode == 0, metadata.stderr
+    extra = {line.split(";")[0].strip() for line in metadata.stdout.splitlines() if "extra == \"runtime\"" in line}
+    assert {re.split("[<>=]", requirement)[0] for requirement in extra} == {"pybind11", "numpy"}, metadata.stdout
+
+
 def test_an_install_without_its_python_package_fails_and_says_why(built_project, tmp_path):
     """Without pybind11 the build skips the Python extension; installing then must stop (exit 2)
     and say why, not install an SDK whose `opdispatch` is an empty namespace package."""
@@ -132,5 +142,5 @@ def test_an_install_without_its_python_package_fails_and_says_why(built_project,
     prefix = tmp_path / "prefix"
     result = run_scons(project, *PROJECT_BUILD, "install", f"PREFIX={prefix}", env={"PYTHONPATH": str(shadow)})
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "pybind11 is not installed" in result.stderr
+    assert "pybind11 is not installed (pip install \"opgen[runtime]\"" in result.stderr
     assert not prefix.exists()

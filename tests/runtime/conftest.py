@@ -41,6 +41,18 @@ def opdispatch(repo_root: str):
 
 
 @pytest.fixture(scope="session")
+def test_ops(opdispatch, repo_root: str):
+    """opdispatch_test_ops, the tests' own C++ operators (csrc/tests/python/test_ops.cpp): an
+    extension of their own in build/tests/python, not in opdispatch._C, (re)built through SCons."""
+    target = os.path.join("build", "tests", "python")
+    _scons_build(repo_root, target)
+    path = os.path.join(repo_root, target)
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    return importlib.import_module("opdispatch_test_ops")
+
+
+@pytest.fixture(scope="session")
 def cuda(opdispatch):
     """The opdispatch package, when a CUDA device can run kernels (the CUDA tests skip without one)."""
     if not opdispatch._C._cuda_is_available():

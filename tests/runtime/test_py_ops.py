@@ -244,8 +244,8 @@ def test_library_argument_errors(opdispatch, ns):
             lib.define("f(Tensor x -> Tensor")
 
 
-def test_test_ops_add_one_element(opdispatch, ns):
-    lib = opdispatch._C._register_test_ops(ns)
+def test_test_ops_add_one_element(opdispatch, test_ops, ns):
+    lib = test_ops.register_test_ops(ns)
     add = getattr(opdispatch.ops, ns).add_one_element
     assert add(opdispatch.tensor([1.5]), opdispatch.tensor([2.0])).tolist() == [3.5]
     assert add(opdispatch.tensor([1, 2]), opdispatch.tensor([1.0, 1.0])).tolist() == [2.0, 3.0]

@@ -2,7 +2,7 @@
 type, the smallest operator group using it compiles against csrc/ (one shared build of the
 sample, ~35 units, g++ -fsyntax-only with the generated objects' flags), and a value of each
 parameter type makes a boxed round trip through the dispatcher and Python: Python value ->
-IValue -> the typed (unboxed) C++ kernel echo_<type> (csrc/python/test_ops.cpp), which returns
+IValue -> the typed (unboxed) C++ kernel echo_<type> (csrc/tests/python/test_ops.cpp, opdispatch_test_ops), which returns
 the value and the repr of what it saw -> IValue -> Python. csrc/tests/test_boxing.cpp covers
 the C++ side (typed calls through boxed kernels); tests/bench/check_pytorch_units.py compiles
 all 1,342 groups."""
@@ -140,8 +140,8 @@ def sample_build(pytorch_types, real_data_dir, repo_root, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def echoes(opdispatch):
-    library = opdispatch._C._register_type_echoes(NAMESPACE)
+def echoes(opdispatch, test_ops):
+    library = test_ops.register_type_echoes(NAMESPACE)
     yield getattr(opdispatch.ops, NAMESPACE)
     library.close()
 

@@ -32,8 +32,10 @@ class Build:
         self.regenerated, self.regenerated_names = self.progress("groups")
 
     def progress(self, what):
-        """((N, M), names) from '[opgen] regenerated N/M <what>: names', or (None, [])."""
-        pattern = re.compile(r"\[opgen\] regenerated (\d+)/(\d+) " + re.escape(what) + r"(?:: (.*))?$")
+        """((N, M), names) from '[opgen] regenerated N/M <what>: names' (or 'materialized from the
+        cache N/M', when every one came from the codegen cache), or (None, [])."""
+        pattern = re.compile(r"\[opgen\] (?:regenerated|materialized from the cache) (\d+)/(\d+) " + re.escape(what)
+                             + r"(?:: (.*))?$")
         match = next(filter(None, (pattern.match(l) for l in self.result.stdout.splitlines())), None)
         if match is None:
             return None, []

@@ -10,7 +10,8 @@ tree (build/python) has no SDK and says how to get one.
 import json
 import os
 
-_SDK_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk.json")
+# realpath: the package may be reached through a link (a downstream project's build/python).
+_SDK_FILE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "sdk.json")
 
 
 def _located(name: str) -> str:

@@ -6,6 +6,9 @@ Construction variables:
   CCACHE_REMOTE  ccache remote storage URL(s) shared by several machines ("" default: none), e.g.
                  redis://cache.example:6379 (scons --ccache-remote=URL). Exported to ccache as
                  CCACHE_REMOTE_STORAGE, over one the user exported; needs ccache to be active.
+  CCACHE_STATS_LOG  where ccache logs this project's compiles (its stats_log, as CCACHE_STATSLOG;
+                 default #build/ccache-stats.log; "" for none): ccache's own counters are the
+                 whole machine's, this log is the project's (`opgen cache stats` reads both).
   CCACHE         set by this tool: ccache's absolute path, or "" when it is not used.
 
 ``env.CcacheActive()`` (or a non-empty ``env["CCACHE"]``) tells whether compiles go through ccache.
@@ -20,6 +23,8 @@ from opgen.scons.toolset.wrappers import CCACHE_PREFIX as PREFIX, COMPILE_COMMAN
 REMOTE_SCHEMES = ("redis://", "redis+unix:", "http://", "file:")
 USER_INFO = re.compile(r"^([a-z+]+://)[^/@]*@")
 SECRET_ATTRIBUTE = re.compile(r"^(bearer-token)=.*$")
+# The project's compile log (opgen/cache_cli.py reads it at the same path).
+STATS_LOG = "#build/ccache-stats.log"
 
 
 def shown_remote(url):
@@ -51,6 +56,11 @@ def _pass_environment(env):
     # Paths under the base dir are hashed relative to it, so a second checkout elsewhere hits.
     # A CCACHE_BASEDIR the user exported wins (e.g. a parent of several checkouts).
     env["ENV"].setdefault("CCACHE_BASEDIR", env.Dir("#").abspath)
+    # ccache's own counters are its cache directory's, shared by every build on the machine; this
+    # project's compiles are also logged here, one line per counter, for `opgen cache stats`.
+    # A CCACHE_STATSLOG the user exported wins.
+    if env.get("CCACHE_STATS_LOG"):
+        env["ENV"].setdefault("CCACHE_STATSLOG", env.File(env["CCACHE_STATS_LOG"]).abspath)
     # CCACHE_NOHASHDIR is deliberately not set. ccache hashes the working directory only when
     # compiling with -g, because the object's debug info then names that directory; setting it
     # would hand one checkout's paths to another. With -g, add -fdebug-prefix-map=<root>=. and
@@ -76,7 +86,7 @@ def exists(env):
 
 
 def generate(env):
-    env.SetDefault(CCACHE_MODE="auto", CCACHE_REMOTE="")
+    env.SetDefault(CCACHE_MODE="auto", CCACHE_REMOTE="", CCACHE_STATS_LOG=STATS_LOG)
     env["CCACHE"] = find_program(env, "ccache", mode_of(env, "CCACHE_MODE"), "ccache", "ccache was not found on PATH")
     remote = str(env.subst("$CCACHE_REMOTE")).strip()
     if remote:

@@ -15,7 +15,7 @@ Why not always: ccache cannot hash a .gch portably (it needs pch sloppiness and 
 the checkout's paths) and distcc cannot ship one, so with either, objects are compiled without it
 and the cache does the saving. Sources include their own headers too, so the objects are the same
 either way: the -include flags sit between $( $), outside build signatures, and every object
-depends on the .gch in every mode (it is built even when unused, ~3 s). So switching ccache,
+depends on the .gch in every mode (it is built even when unused). So switching ccache,
 distcc or --pch on or off rebuilds nothing, as with the ccache wrapper, while an edit to a header
 the .gch includes rebuilds every object compiled with it.
 """
@@ -48,10 +48,14 @@ def _active(env):
 
 def _use(env, source, name, build_dir):
     # Built from a copy of the environment as it is now: the header never force-includes itself.
-    gch = env.Clone().PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
+    active = _active(env)
+    header_env = env.Clone()
+    if not active and header_env.get("PCHCOMSTR"):
+        # Built all the same (switching modes then rebuilds nothing), and its step says so.
+        header_env["PCHCOMSTR"] = f"{header_env['PCHCOMSTR']} (built, not used: ccache, distcc or --pch=off)"
+    gch = header_env.PrecompiledHeaderFile(os.path.join(build_dir, name + ".gch"), source)
     env.Prepend(CPPPATH=[build_dir])
     env["PCH_NODE"] = gch
-    active = _active(env)
     if active:
         env.Append(CCFLAGS=["$(", "-Winvalid-pch", "-include", name, "$)"])
     return active

@@ -1,7 +1,7 @@
 """What a program printed, remembered across builds in a small JSON file.
 
 A build asks nvcc which architectures it compiles and nvidia-smi which GPUs are present; the
-answers cost 10-100 ms a run, which a no-op build must not pay each time. An answer is kept
+answers cost more than a no-op build can pay each time. An answer is kept
 under a key naming the program's real path, size and mtime (a reinstalled program is asked
 again) and its arguments, plus whatever else the caller says the answer depends on.
 

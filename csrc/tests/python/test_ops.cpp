@@ -1,7 +1,9 @@
-// C++ kernels for tests and benchmarks, registered on request: _register_test_ops(ns) defines
-// ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU kernel, and
-// _register_type_echoes(ns) one echo operator per C++ parameter type of the dispatcher
-// convention; each returns the _Library that owns the registrations.
+// opdispatch_test_ops: C++ kernels for the tests and benchmarks, in an extension of their own
+// (build/tests/python, never in opdispatch._C nor installed), registered on request:
+// register_test_ops(ns) defines ns::add_one_element(Tensor a, Tensor b) -> Tensor with a real CPU
+// kernel, and register_type_echoes(ns) one echo operator per C++ parameter type of the dispatcher
+// convention; each returns the opdispatch._C._Library that owns the registrations (a type of
+// opdispatch._C, which this module imports first: pybind11 shares it between the two modules).
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,20 +125,22 @@ void def_echoes(op::Library& lib) {
 
 }  // namespace
 
-void init_test_ops(py::module_& m) {
-  m.def("_register_test_ops", [](const std::string& ns) {
+}  // namespace opy
+
+PYBIND11_MODULE(opdispatch_test_ops, m) {
+  using namespace opy;
+  py::module_::import("opdispatch._C");  // op::Library's Python type, and op::Error's
+  m.def("register_test_ops", [](const std::string& ns) {
     auto lib = std::make_unique<op::Library>(op::Library::FRAGMENT, ns);
     lib->def("add_one_element(Tensor a, Tensor b) -> Tensor");
     lib->impl("add_one_element", op::DispatchKey::CPU, op::KernelFunction::make<&add_one_element>(),
               "add_one_element (C++)");
     return lib;
   }, py::arg("ns") = "test", "Registers the C++ test operators; keep the returned library to keep them.");
-  m.def("_register_type_echoes", [](const std::string& ns) {
+  m.def("register_type_echoes", [](const std::string& ns) {
     auto lib = std::make_unique<op::Library>(op::Library::FRAGMENT, ns);
     def_echoes(*lib);
     return lib;
   }, py::arg("ns"), "Registers ns::echo_<type>(Tensor t, <type> x) -> (<type> value, str seen) for every C++ "
                     "parameter type; keep the returned library to keep them.");
 }
-
-}  // namespace opy
