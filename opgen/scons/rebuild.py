@@ -9,7 +9,8 @@ into; every environment the builders clone keeps it) makes ``env``'s decider ``d
   its timestamp is the one the target recorded, its content is not read (no-op speed);
 
 and, once per process, makes a file built in this run take its content signature from its
-bytes. So a kernel that includes a generated header (a generated group unit, a hand-written
+bytes (a patch of SCons' ``File.get_max_drift_csig``: patches.py, ``max_drift_csig``; left off,
+with a notice, on an SCons outside the tested range). So a kernel that includes a generated header (a generated group unit, a hand-written
 kernel of the runtime, a backend's or a downstream project's kernel) recompiles whenever the
 header's bytes changed, whatever decider the rest of the project uses.
 
@@ -31,18 +32,7 @@ file within the second of the build before it.
    (line 3529, SCons issue 2980): a same-second rewrite is missed by that target, and by any
    later ``Decider("content")`` target, which reads the copied signature.
 """
-import SCons.Node
-import SCons.Node.FS
-
-_stored_csig = SCons.Node.FS.File.get_max_drift_csig
-
-
-def _max_drift_csig(node) -> str:
-    """``File.get_max_drift_csig``, except for a file built in this run: its bytes are new, so the
-    stored signature (the previous build's) is never its signature, whatever its timestamp says."""
-    if node.get_state() == SCons.Node.executed:
-        return ""
-    return _stored_csig(node)
+from opgen.scons import patches
 
 
 def decide(dependency, target, prev_ni, repo_node=None) -> bool:
@@ -53,7 +43,7 @@ def decide(dependency, target, prev_ni, repo_node=None) -> bool:
 
 
 def apply_rebuild_policy(env) -> None:
-    SCons.Node.FS.File.get_max_drift_csig = _max_drift_csig
+    patches.install("max_drift_csig")
     env.Decider(decide)
 
 

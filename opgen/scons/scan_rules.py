@@ -32,53 +32,20 @@ stamp's bytes.
 import os
 
 import SCons.Action
-import SCons.Node
 import SCons.Tool
 
+from opgen.scons import patches
+from opgen.scons.patches import CLOSURES as _CLOSURES, FOLDED as _FOLDED, UNSCANNED as _UNSCANNED
 from opgen.scons.toolset.messages import shown
 from opgen.writer import write_if_changed
 
-_UNSCANNED = "opgen_unscanned"
-_FOLDED = "opgen_folded_sources"  # an object's attribute: the absolute paths its scan leaves out
-_CLOSURES = "opgen_header_closures"  # an object's attribute: [(root header node, its stamp node)]
 _CLOSURE_BASE = "opgen_closure_base"  # a stamp's attribute: the include directory its root was found in
-_scan = SCons.Node.Node.scan
-
-
-def _scan_by_rules(self) -> None:
-    if self.implicit is not None:  # scanned already (what follows ran then)
-        return
-    if getattr(getattr(self, "builder", None), _UNSCANNED, False):
-        self.implicit = []
-        self.implicit_set = set()
-        self._children_reset()
-        return
-    _scan(self)
-    if self.implicit:
-        _apply_folds(self)
-
-
-def _apply_folds(self) -> None:
-    """Leaves what the node's marks fold out of the implicit dependencies it was just given (a
-    fresh scan's, or the stored ones: folded already, which this leaves as they are)."""
-    kept = self.implicit
-    folded = getattr(self.attributes, _FOLDED, None)
-    if folded:
-        kept = [node for node in kept if not getattr(node, "name", "").endswith(".cpp") or node.get_abspath() not in folded]
-    for root, stamp in getattr(self.attributes, _CLOSURES, ()):
-        if root in self.implicit_set:
-            stamp.scan()
-            covered = {root, *stamp.implicit}
-            kept = [node for node in kept if node not in covered] + [stamp]
-    if len(kept) != len(self.implicit) or any(a is not b for a, b in zip(kept, self.implicit)):
-        self.implicit = kept
-        self.implicit_set = set(kept)
-        self._children_reset()
 
 
 def _install() -> None:
-    if SCons.Node.Node.scan is not _scan_by_rules:
-        SCons.Node.Node.scan = _scan_by_rules
+    """The rules are applied by a patch of SCons' ``Node.scan`` (patches.py: ``scan``); where it
+    is left off, SCons scans as it does: the same build, with more nodes and edges to walk."""
+    patches.install("scan")
 
 
 def unscanned(builder):

@@ -75,7 +75,7 @@ def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, 
 
 def test_the_build_after_an_edit_stores_what_the_next_one_needs(project, yaml_file):
     """SCons' stored signatures are compared, not pickled, and only changed entries are stored
-    (site_scons/sconsign_unchanged.py): the edit's build stored every new signature (the next
+    (site_scons/scons_patches.py: sconsign_unchanged): the edit's build stored every new signature (the next
     build does nothing), and a build that does nothing leaves .sconsign.dblite as it was."""
     edit_add_default(project, "3", write=lambda path, text: path.write_text(text))
     assert ok(scons(project)).compiled

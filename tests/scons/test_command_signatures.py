@@ -8,7 +8,7 @@ import SCons.Executor
 import SCons.Node.FS
 import pytest
 
-from opgen.scons import command_signatures
+from opgen.scons import patches
 from opgen.scons.command_signatures import same_command
 
 
@@ -16,7 +16,7 @@ from opgen.scons.command_signatures import same_command
 def env(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(SCons.Node.FS, "default_fs", SCons.Node.FS.FS(str(tmp_path)))
-    monkeypatch.setattr(command_signatures, "_templates", {})
+    monkeypatch.setattr(patches, "templates", {})
     return SCons.Environment.Environment(tools=[], CC="cc", FLAGS="-O1 -DNAME=u2_unit",
                                          CMD="$CC -o $TARGET -c $FLAGS ${TARGET.attributes.flavor} $SOURCES")
 
@@ -38,7 +38,7 @@ def scons_contents(nodes):
     for node in nodes:
         executor = node.get_executor()
         executor._memo.pop("get_contents", None)
-        result.append(bytes(command_signatures._get_contents(executor)))
+        result.append(bytes(patches.PATCHES["command_signature"].original(executor)))
         executor._memo.pop("get_contents", None)
     return result
 
@@ -53,8 +53,8 @@ def test_commands_that_differ_by_names_come_from_the_template(env):
     expected = scons_contents(nodes)
     assert expected[3] == b"cc -o u3_unit.o -c -O1 -DNAME=u2_unit u3_unit.c"
     assert family_contents(nodes) == expected
-    [template] = command_signatures._templates.values()
-    assert template.contents is not None and template.checked == command_signatures._CHECKS
+    [template] = patches.templates.values()
+    assert template.contents is not None and template.checked == patches.CHECKS
     # Past the checks, the contents are the template's (SCons' expansion is not asked).
     assert all(node.get_executor()._memo["get_contents"] == contents for node, contents in zip(nodes, expected))
 
@@ -63,7 +63,7 @@ def test_a_command_depending_on_more_than_names_drops_the_template(env):
     nodes = objects(env, 8, flavor=lambda i: "-DLATE" if i >= 2 else "")
     expected = scons_contents(nodes)
     assert family_contents(nodes) == expected
-    [template] = command_signatures._templates.values()
+    [template] = patches.templates.values()
     assert template.contents is None
 
 
@@ -73,7 +73,7 @@ def test_a_name_inside_a_flag_drops_the_template(env):
     # u2_unit is also in FLAGS: a template made from u2 would put every name there.
     reordered = [nodes[2]] + nodes[:2] + nodes[3:]
     assert family_contents(reordered) == [expected[2]] + expected[:2] + expected[3:]
-    [template] = command_signatures._templates.values()
+    [template] = patches.templates.values()
     assert template.contents is None
 
 
@@ -82,4 +82,4 @@ def test_unmarked_objects_are_expanded_by_scons(env):
     expected = scons_contents(nodes)
     same_command(nodes[:1], "test family")
     assert [bytes(node.get_executor().get_contents()) for node in nodes] == expected
-    assert SCons.Executor.Executor.get_contents is command_signatures._contents
+    assert SCons.Executor.Executor.get_contents is patches.PATCHES["command_signature"].replacement
