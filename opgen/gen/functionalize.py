@@ -34,7 +34,7 @@ from ..model.native_function import NativeFunction
 from ..model.schema import SchemaKind
 from .declarations import INVERSE_SCOPE, Use, inverse_declaration
 from .families import GroupRelations
-from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
+from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper, wrapper_layer
 from .render import cpp_string
 
 KEY = DispatchKey.Functionalize
@@ -216,3 +216,11 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
                for i in range(len(f.func.returns))]
         lines.append(f"return {got[0]};" if len(got) == 1 else f"return std::make_tuple({', '.join(got)});")
     return replace(wrapper(WrapperKind.FUNCTIONALIZE_MUTATION, KEY, f), body=tuple(lines))
+
+
+def _functionalize_kernels(rel: GroupRelations, key: DispatchKey, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
+    return functionalize_kernels(rel, indices)
+
+
+# The Functionalize layer: ops/<g>_Functionalize.cpp.
+FUNCTIONALIZE = wrapper_layer("functionalize", (KEY,), _functionalize_kernels)

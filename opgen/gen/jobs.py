@@ -23,6 +23,8 @@ from ..model.loader import Model
 from .backend import backend_groups
 from .config import CodegenConfig
 from .group import GroupCodegen
+from .layer import Layer, content_fields
+from .registry import LAYERS
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,13 @@ class GroupJob:
         return str(self.id)
 
 
-def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJob]:
-    """A job per operator group; a group's key comes from ``cache``'s memo when its identity is there."""
+def in_tree_jobs(model: Model, config: CodegenConfig, cache=None, layers: tuple[Layer, ...] = LAYERS) -> list[GroupJob]:
+    """A job per operator group, rendering ``layers``; a group's key comes from ``cache``'s memo
+    when its identity is there."""
     groups = model.operator_groups
-    inputs_of = [partial(group_inputs, group, model.indices, config) for group in groups]
-    identities = _identities(model, config)
+    fields = {group.name: content_fields(layers, group, config) for group in groups}
+    inputs_of = [partial(group_inputs, group, model.indices, config, fields[group.name]) for group in groups]
+    identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)
     keys, pairs = {}, {}
@@ -71,16 +75,16 @@ def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJ
             pairs[group.name] = (identity, keys[group.name])
     if pairs != known:
         remember(cache, memo, pairs)
-    return [GroupJob(JobId(group.name), keys[group.name], GroupCodegen(group, model.indices, config), inputs)
+    return [GroupJob(JobId(group.name), keys[group.name], GroupCodegen(group, model.indices, config, layers), inputs)
             for group, inputs in zip(groups, inputs_of)]
 
 
-def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]:
+def _identities(model: Model, config: CodegenConfig, fields: dict[str, dict[str, str]]) -> dict[str, Optional[str]]:
     """Each group's identity, from the digests of the yaml entries of its functions. Functions
     autogen derives come from their own variant family, which lies within the group (autogen
-    names keep the base name), so the group's entries determine them too, with what the config
-    adds (its autograd facts). None when the model does not know its entries (parsed without the
-    cache)."""
+    names keep the base name), so the group's entries determine them too, with what the layers
+    add (their content fields: its autograd facts). None when the model does not know its entries
+    (parsed without the cache)."""
     if not model.entry_digests:
         return {group.name: None for group in model.operator_groups}
     keys_text = config.describe()
@@ -88,7 +92,7 @@ def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]
     identities: dict[str, Optional[str]] = {}
     for group in model.operator_groups:
         entries = [model.entry_digests[f.func.name] for f in group.functions if f.func.name in model.entry_digests]
-        entries += [f"{name} {value}" for name, value in sorted(config.group_fields(group).items())]
+        entries += [f"{name} {value}" for name, value in sorted(fields[group.name].items())]
         identities[group.name] = group_identity(group.name, entries, keys_text, sources)
     return identities
 

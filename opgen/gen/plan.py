@@ -25,6 +25,8 @@ from . import layout
 from .backend import backend_umbrella_inputs, backend_umbrellas, render_backend_umbrellas
 from .config import CodegenConfig
 from .jobs import GroupJob, JobId, backend_jobs, in_tree_jobs
+from .layer import Layer
+from .registry import LAYERS
 from .umbrellas import render_umbrellas
 
 STATE_FILE = ".opgen-state.json"
@@ -55,12 +57,13 @@ class Section:
         return os.path.join(self.under, STATE_FILE) if self.under else STATE_FILE
 
 
-def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None) -> Section:
+def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None,
+                    layers: tuple[Layer, ...] = LAYERS) -> Section:
     """Every group's job, or only those of ``groups`` (a selective build: opgen/selection). A
     group's files and key do not depend on which other groups are built (its codegen reads the
     whole model), so a selected group's files are byte-identical to the full build's; the
     umbrellas list the section's groups, and remove_stale deletes the files of the others."""
-    return Section(None, _only(in_tree_jobs(model, config, cache), groups), layout.UMBRELLAS, render_umbrellas)
+    return Section(None, _only(in_tree_jobs(model, config, cache, layers), groups), layout.UMBRELLAS, render_umbrellas)
 
 
 def backend_section(model: Model, backend: BackendYaml, groups: Optional[Collection[str]] = None) -> Section:
