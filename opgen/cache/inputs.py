@@ -11,7 +11,7 @@ canonical text; shown as text, the fields read:
     "add.out: kernel at CPU"           -> "add_out"       (+ "... kernel at CPU structured", ...)
     "dispatch keys"                    -> "CPU,Meta,..."
     "backend XLA"                      -> "namespace=op::xla class=... autograd=... ..."
-    "template kernel_registration.cpp.j2", "source gen/kernels.py" -> digest of that file
+    "template kernel_registration.cpp.j2", "source gen/layers/kernels.py" -> digest of that file
 
 A group's content key is ``inputs_key`` of these, so the key changes exactly when ``explain``
 has a field to name.  Field names never hold paths or hash-ordered text, and the two dicts of
@@ -72,7 +72,7 @@ def parse_stored_inputs(stored: dict[str, str]) -> Inputs:
 
 
 class KeysConfig(Protocol):
-    """What the inputs need of a codegen config (opgen.gen.config.CodegenConfig): the dispatch
+    """What the inputs need of a codegen config (opgen.gen.engine.config.CodegenConfig): the dispatch
     keys it generates, as text. A protocol, so the cache never imports the generators."""
 
     def describe(self) -> str: ...
@@ -93,7 +93,7 @@ UNCHANGED = "inputs unchanged"
 def group_inputs(group: OperatorGroup, indices: dict[DispatchKey, BackendIndex], config: KeysConfig,
                  fields: Optional[Mapping[str, str]] = None) -> Inputs:
     """Inputs of the group's in-tree files; external backends' kernels key their own files.
-    ``fields``: what the generated layers add ({"autograd": digest}; gen/layer.py's content_fields)."""
+    ``fields``: what the generated layers add ({"autograd": digest}; gen/engine/layer.py's content_fields)."""
     in_tree = [indices[key] for key in sorted(indices, key=lambda k: k.value) if not indices[key].external]
     inputs = {group_field("group"): group.name, group_field("dispatch keys"): config.describe()}
     for f in group.functions:

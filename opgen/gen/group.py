@@ -16,14 +16,14 @@ from ..model.backend import BackendIndex
 from ..model.dispatch_keys import DispatchKey
 from ..model.grouping import OperatorGroup
 from ..model.native_function import NativeFunction
-from . import layout
-from .config import CodegenConfig
-from .declarations import Declaration, group_declarations, joined_by_symbol
-from .families import GroupRelations
-from .kernels import Wrapper
-from .layer import Layer
+from .engine import layout
+from .engine.config import CodegenConfig
+from .layers.declarations import Declaration, group_declarations, joined_by_symbol
+from .layers.families import GroupRelations
+from .layers.kernels import Wrapper
+from .engine.layer import Layer
 from .registry import LAYERS
-from .render import render
+from .engine.render import render
 
 
 class GroupCodegen:

@@ -4,10 +4,10 @@ Adding a layer: docs/architecture.md#adding-a-generated-layer.
 """
 from __future__ import annotations
 
-from .autograd_kernels import AUTOGRAD
-from .functionalize import FUNCTIONALIZE
-from .kernels import KERNELS
-from .layer import Layer
-from .operators import DECLARATIONS, METHODS, OPERATORS
+from .layers.autograd_kernels import AUTOGRAD
+from .layers.functionalize import FUNCTIONALIZE
+from .layers.kernels import KERNELS
+from .engine.layer import Layer
+from .layers.operators import DECLARATIONS, METHODS, OPERATORS
 
 LAYERS: tuple[Layer, ...] = (OPERATORS, DECLARATIONS, METHODS, KERNELS, FUNCTIONALIZE, AUTOGRAD)

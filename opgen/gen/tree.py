@@ -12,9 +12,10 @@ from ..cache.remote import RemoteTier
 from ..cache.session import CacheSession, open_codegen_cache
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
-from .config import CodegenConfig
-from .layer import Layer
-from .plan import CodegenPlan, Report, backend_section, in_tree_section
+from .engine.config import CodegenConfig
+from .engine.layer import Layer
+from .engine.plan import CodegenPlan, Report
+from .sections import backend_section, in_tree_section
 from .registry import LAYERS
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..api import cpp, dispatcher
-from ..api.bindings import names, params
-from . import layout
+from ...api import cpp, dispatcher
+from ...api.bindings import names, params
+from ..engine import layout
 from .declarations import DeclarationKind
-from .layer import Layer
-from .render import render
+from ..engine.layer import Layer
+from ..engine.render import render
 
 if TYPE_CHECKING:
-    from .group import GroupCodegen
+    from ..group import GroupCodegen
 
 # Headers of structured base classes the meta header must include.
 _BASE_HEADERS = {"impl::MetaBase": "core/meta_base.h", "TensorIteratorBase": "core/tensor_iterator.h"}

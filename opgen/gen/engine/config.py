@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from ..model.dispatch_keys import DispatchKey
+from ...model.dispatch_keys import DispatchKey
 
 if TYPE_CHECKING:
-    from .autograd_kernels import AutogradModel
+    from ..layers.autograd_kernels import AutogradModel
 
 # CPU plus the keys every build has; CUDA and external backends are added by options.
 DEFAULT_KEYS: tuple[DispatchKey, ...] = (

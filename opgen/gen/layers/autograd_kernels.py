@@ -28,30 +28,30 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
-from ..api import dispatcher
-from ..api.bindings import params
-from ..api.types import value_type
-from ..errors import OpgenError
-from ..fingerprint import digest
-from ..model.derivative_info import DerivativeInfo
-from ..model.dispatch_keys import DispatchKey
-from ..model.derivatives import Derivatives, output_names
-from ..model.foreach_derivatives import is_foreach
-from ..model.grouping import OperatorGroup
-from ..model.loader import Model
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
-from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
-from . import layout
+from ...api import dispatcher
+from ...api.bindings import params
+from ...api.types import value_type
+from ...errors import OpgenError
+from ...fingerprint import digest
+from ...model.derivative_info import DerivativeInfo
+from ...model.dispatch_keys import DispatchKey
+from ...model.derivatives import Derivatives, output_names
+from ...model.foreach_derivatives import is_foreach
+from ...model.grouping import OperatorGroup
+from ...model.loader import Model
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
+from ...model.types import BaseTy, BaseType, ListType, OptionalType, Type
+from ..engine import layout
 from .autograd_formulas import FormulaTranslator, Scope, function_scope
 from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
-from .config import AUTOGRAD_KEYS, CodegenConfig
+from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
 from .kernels import by_namespace
-from .layer import Layer
-from .render import render
+from ..engine.layer import Layer
+from ..engine.render import render
 
 if TYPE_CHECKING:
-    from .group import GroupCodegen
+    from ..group import GroupCodegen
 
 SUPPORT_HEADER = "autograd/codegen_support.h"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

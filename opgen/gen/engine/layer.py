@@ -22,15 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from ..model.dispatch_keys import DispatchKey
-from ..model.grouping import OperatorGroup
+from ...model.dispatch_keys import DispatchKey
+from ...model.grouping import OperatorGroup
 from .config import CodegenConfig
 
 if TYPE_CHECKING:
-    from ..model.backend import BackendIndex
-    from .families import GroupRelations
-    from .group import GroupCodegen
-    from .kernels import Wrapper
+    from ...model.backend import BackendIndex
+    from ..layers.families import GroupRelations
+    from ..group import GroupCodegen
+    from ..layers.kernels import Wrapper
 
 
 def no_fields(group: OperatorGroup, config: CodegenConfig) -> dict[str, str]:

@@ -26,16 +26,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from ..api import dispatcher
-from ..api.bindings import names
-from ..model.backend import BackendIndex
-from ..model.dispatch_keys import DispatchKey
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
+from ...api import dispatcher
+from ...api.bindings import names
+from ...model.backend import BackendIndex
+from ...model.dispatch_keys import DispatchKey
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
 from .declarations import INVERSE_SCOPE, Use, inverse_declaration
 from .families import GroupRelations
 from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper, wrapper_layer
-from .render import cpp_string
+from ..engine.render import cpp_string
 
 KEY = DispatchKey.Functionalize
 # Operators that get no generated Functionalize kernel because the runtime treats them by hand:

@@ -28,22 +28,22 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..api import dispatcher, structured
-from ..api.bindings import names, params
-from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
-from ..model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
-from ..model.grouping import OperatorGroup
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
-from ..model.types import TENSOR, ListType
-from . import layout
-from .layout import handles_header
+from ...api import dispatcher, structured
+from ...api.bindings import names, params
+from ...model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
+from ...model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
+from ...model.grouping import OperatorGroup
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
+from ...model.types import TENSOR, ListType
+from ..engine import layout
+from ..engine.layout import handles_header
 from .families import GroupRelations
-from .layer import Layer
-from .render import render
+from ..engine.layer import Layer
+from ..engine.render import render
 
 if TYPE_CHECKING:
-    from .group import GroupCodegen
+    from ..group import GroupCodegen
 
 
 @dataclass(frozen=True)
