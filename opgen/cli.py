@@ -162,10 +162,10 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
-    """The keys of a build (gen/config.py's build_keys: no CUDA) unless --keys names them; the
+    """The keys of a build (gen/engine/config.py's build_keys: no CUDA) unless --keys names them; the
     derivatives only when --derivatives names them (project.py resolves and checks the path)."""
     from .gen import CodegenConfig
-    from .gen.config import AUTOGRAD_KEYS, build_keys
+    from .gen.engine.config import AUTOGRAD_KEYS, build_keys
     from .project import OFF, describe_build
 
     build = describe_build(os.getcwd(), yaml=args.yaml, tags=args.tags, derivatives=args.derivatives or OFF)
@@ -176,7 +176,7 @@ def _codegen_config(args: argparse.Namespace, model) -> "CodegenConfig":
         return CodegenConfig(keys)
     from .cache.autograd_cache import load_autograd_cached
     from .collector import paused_for_resident_objects
-    from .gen.autograd_kernels import AutogradModel
+    from .gen.layers.autograd_kernels import AutogradModel
 
     with paused_for_resident_objects():
         autograd = load_autograd_cached(model, build.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import subprocess
 from typing import Callable, Iterable, Optional
 
-from .gen.declarations import Declaration
-from .gen.missing_kernels import Missing, Unresolved, resolve
+from .gen.layers.declarations import Declaration
+from .gen.layers.missing_kernels import Missing, Unresolved, resolve
 
 # Where the generated code of an operator library looks for hand-written functions.
-# Kernels, meta() functions and the views' functional inverses (opgen/gen/declarations.py).
+# Kernels, meta() functions and the views' functional inverses (opgen/gen/layers/declarations.py).
 IN_TREE_SCOPES = ("op::native::", "op::meta::", "op::functionalization::inverse::")
 
 

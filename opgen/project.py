@@ -20,7 +20,7 @@ kernels and backends a build has live here and nowhere else:
 Paths are as the caller gave them (relative to its working directory, which is the project's
 top for SCons). Bad input raises OpgenError naming every problem; front ends exit with status 2.
 The runtime's layers are runtime_layers.LAYERS. Which dispatch keys a description generates is
-gen/config.py's (``CodegenConfig`` needs the model).
+gen/engine/config.py's (``CodegenConfig`` needs the model).
 """
 from __future__ import annotations
 

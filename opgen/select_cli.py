@@ -107,13 +107,13 @@ def _model(args: argparse.Namespace, build: BuildDescription):
 def _config(args: argparse.Namespace, build: BuildDescription, model):
     """The build's codegen configuration, as a build without CUDA has it."""
     from .gen import CodegenConfig
-    from .gen.config import build_keys
+    from .gen.engine.config import build_keys
 
     if not build.derivatives:
         return CodegenConfig(build_keys(cuda=False, autograd=False))
     from .cache.autograd_cache import load_autograd_cached
     from .collector import paused_for_resident_objects
-    from .gen.autograd_kernels import AutogradModel
+    from .gen.layers.autograd_kernels import AutogradModel
 
     with paused_for_resident_objects():
         autograd = load_autograd_cached(model, build.derivatives, AutogradModel, cache_dir="" if args.no_cache else None)

@@ -16,7 +16,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the build reads: a copy of these builds like the checkout (csrc/ may be left out to generate only).
 PROJECT_INPUTS = ("SConstruct", "site_scons", "opgen", "csrc", "yaml")
 IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
-# opgen's bookkeeping in an output tree (opgen.gen.plan.STATE_FILE): rewritten by every run, so
+# opgen's bookkeeping in an output tree (opgen.gen.engine.plan.STATE_FILE): rewritten by every run, so
 # snapshots that look for changed generated files leave it out.
 STATE_FILES = (".opgen-state.json",)
 # A caller's settings that would change what a test build does (flags, cache location, debug output).

@@ -30,6 +30,9 @@ ALLOWED = {
     "scons": {"model", "api", "cache", "gen", "selection", ""},  # the SCons plugin: a front end, like the CLI
 }
 TOOLSET = "opgen.scons.toolset"
+# Inside gen/, the engine knows no layer: it imports neither gen/layers nor the modules that
+# assemble them (type annotations under `if TYPE_CHECKING:` aside).
+ENGINE = "opgen.gen.engine"
 
 
 def _modules() -> dict[str, str]:
@@ -113,3 +116,34 @@ def _imports_scons(path: str) -> bool:
 def test_only_the_plugin_imports_scons():
     offenders = [m for m in MODULES if _room(m) != "scons" and _imports_scons(FILES[m])]
     assert not offenders, f"outside opgen.scons, these import SCons: {offenders}"
+
+
+def _runtime_imports(tree: ast.Module, package: str) -> list[str]:
+    """The opgen modules a module's import statements name, outside `if TYPE_CHECKING:` blocks."""
+    found = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            return
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found.extend([base] + [f"{base}.{alias.name}" for alias in node.names])
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+    visit(tree)
+    return found
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m == ENGINE or m.startswith(ENGINE + ".")])
+def test_the_engine_imports_no_layer(module):
+    with open(FILES[module], encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), FILES[module])
+    package = module if FILES[module].endswith("__init__.py") else module.rsplit(".", 1)[0]
+    wrong = [name for name in _runtime_imports(tree, package)
+             if name.startswith("opgen.gen.") and name in FILES and not name.startswith(ENGINE)]
+    assert not wrong, f"{module} imports {sorted(set(wrong))}"

@@ -12,19 +12,23 @@ from ..cache.remote import RemoteTier
 from ..cache.session import CacheSession, open_codegen_cache
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
-from .config import CodegenConfig
-from .plan import CodegenPlan, Report, backend_section, in_tree_section
+from .engine.config import CodegenConfig
+from .engine.layer import Layer
+from .engine.plan import CodegenPlan, Report
+from .sections import backend_section, in_tree_section
+from .registry import LAYERS
 
 
 def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig(),
                   backend: Optional[BackendYaml] = None, cache_dir: Optional[str] = None,
-                  remote: Optional[RemoteTier] = None) -> Report:
+                  remote: Optional[RemoteTier] = None, layers: tuple[Layer, ...] = LAYERS) -> Report:
     """In-tree files for every group and, with ``backend``, that backend's files for the groups it
     lists (under backends/<Key>/; counted in the report as <group>@<Key>). Groups are
     materialized from the codegen cache in ``cache_dir`` when it has their key (default:
-    $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything)."""
+    $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything). ``layers``: the generated layers of
+    the in-tree files (registry.LAYERS)."""
     session = CacheSession(open_codegen_cache(cache_dir), "opgen generate", remote)
-    sections = [in_tree_section(model, config, session.cache)]
+    sections = [in_tree_section(model, config, session.cache, layers=layers)]
     if backend is not None:
         sections.append(backend_section(model, backend))
     plan = CodegenPlan(out_dir, sections, session)

@@ -7,15 +7,15 @@ OPGEN_BACKEND=backend, OPGEN_REGISTRATIONS=registrations)`` fails before anythin
 when a kernel the generated registrations call is not defined by the backend's objects.
 With missing kernels stubbed instead, ``env.OpgenBackendStubs(target, backend, objects_by_group,
 defining, codegen)`` writes a stub for each function the backend's yaml makes it write (kernels,
-lowerings, shape functions: gen/backend_stubs.py) that ``defining`` leaves undefined, and
+lowerings, shape functions: gen/layers/backend_stubs.py) that ``defining`` leaves undefined, and
 ``env.OpgenStandinIrRuntime(target, backend)`` the header that stands in for a missing IR runtime.
 """
 import os
 import sys
 
 from opgen.errors import OpgenError
-from opgen.gen.layout import backend_key_source_group
-from opgen.gen.backend_stubs import hand_written, render_backend_stubs, render_standin_runtime
+from opgen.gen.engine.layout import backend_key_source_group
+from opgen.gen.layers.backend_stubs import hand_written, render_backend_stubs, render_standin_runtime
 from opgen.link_check import NmError, defined_symbols, missing_kernels, undefined_by_object
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.scons.model import display_path
@@ -58,7 +58,7 @@ def _check_definitions(target, source, env):
 
 
 class _Stubs:
-    """A stubbed build's check: the backend's hand-written functions (gen/backend_stubs.py) its
+    """A stubbed build's check: the backend's hand-written functions (gen/layers/backend_stubs.py) its
     groups' objects call and its own objects do not define, each written as a stub."""
 
     def __init__(self, backend, objects_by_group, defining, codegen):
@@ -102,7 +102,7 @@ def _backend_stubs(env, target, backend, objects_by_group, defining, codegen):
 
 
 def _standin_runtime(env, target, backend):
-    """backends/<key>/ir.h for a backend without its own IR runtime (gen/backend_stubs.py)."""
+    """backends/<key>/ir.h for a backend without its own IR runtime (gen/layers/backend_stubs.py)."""
     node = env.Command(target, env.Value(render_standin_runtime(backend)), env.Action(
         _write_value, strfunction=lambda target, source, env: shown(env, f"WRITE {target[0]}",
                                                                     f"[opgen] stand-in IR runtime -> {target[0]}")))

@@ -1,4 +1,4 @@
-"""opgen's SCons codegen: one node per operator group, over opgen's codegen plan (opgen/gen/plan.py).
+"""opgen's SCons codegen: one node per operator group, over opgen's codegen plan (opgen/gen/engine/plan.py).
 
 ``env.OpgenCodegen(model, "build/gen")`` declares, for every job of the plan's in-tree section,
 a builder whose only source is ``Value("<group>:<content key>")`` and whose targets are the
@@ -25,15 +25,16 @@ from opgen.cache.remote import remote_from_environment
 from opgen.cache.session import CacheSession, open_codegen_cache
 from opgen.errors import OpgenError
 from opgen.fingerprint import digest
-from opgen.gen.config import CodegenConfig
-from opgen.gen.layout import compiled_sources, folded_sources
-from opgen.gen.plan import CodegenPlan, Section, backend_section, in_tree_section
+from opgen.gen.engine.config import CodegenConfig
+from opgen.gen.engine.layout import compiled_sources, folded_sources
+from opgen.gen.engine.plan import CodegenPlan, Section
+from opgen.gen.sections import backend_section, in_tree_section
 
 class CodegenResult:
     def __init__(self):
         self.sources_by_group: dict[str, list] = {}  # group -> the nodes the build compiles
         self.folded_by_group: dict[str, list[str]] = {}  # group -> absolute paths of the sources its unit folds in
-        self.codegen_of: dict = {}  # group -> what renders its files (declarations: gen/declarations.py)
+        self.codegen_of: dict = {}  # group -> what renders its files (declarations: gen/layers/declarations.py)
         self.targets: list = []
         # One target of each codegen step (a group's files, the umbrellas): building one builds
         # all its step's files, so an alias of these is an alias of every file, at a tenth of the

@@ -46,9 +46,9 @@ OPGEN_MISSING_KERNELS (error|stub) is the default of ``missing_kernels=``.
 import os
 
 from opgen.errors import Diagnostic, OpgenError
-from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
-from opgen.gen.layout import api_header
-from opgen.gen.lazy import has_ir, runtime_header
+from opgen.gen.engine.config import DEFAULT_KEYS, CodegenConfig
+from opgen.gen.engine.layout import api_header
+from opgen.gen.layers.lazy import has_ir, runtime_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.command_signatures import same_command
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
@@ -274,7 +274,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     ``missing_kernels``: "error" stops the build before linking when a kernel is not defined;
     "stub" links in a stub for each function the backend writes (kernels, lowerings, shape
     functions) that ``kernels`` leave undefined, and a backend with no kernels at all gets a
-    stand-in IR runtime (gen/backend_stubs.py): the yaml alone builds, links and loads."""
+    stand-in IR runtime (gen/layers/backend_stubs.py): the yaml alone builds, links and loads."""
     mode = mode_of(env, name, missing_kernels)
     cuda_arch = _cuda_arch(env, "OpgenBackendLibrary", name, cuda_arch)
     runtime = runtime or find_runtime(env, build_dir)

@@ -9,8 +9,8 @@
   build reports "[opgen] missing kernels: N stubbed".
 
 Which kernels are missing comes from the objects (opgen/link_check.py, ``nm``), their keys and
-operators from the model (opgen/gen/declarations.py); the stubs file is rendered by
-opgen/gen/missing_kernels.py and written only when its bytes change.
+operators from the model (opgen/gen/layers/declarations.py); the stubs file is rendered by
+opgen/gen/layers/missing_kernels.py and written only when its bytes change.
 """
 import os
 import sys
@@ -18,7 +18,7 @@ import sys
 import SCons.Script
 
 from opgen.errors import Diagnostic
-from opgen.gen.missing_kernels import STUBS_SOURCE, render_missing_kernels
+from opgen.gen.layers.missing_kernels import STUBS_SOURCE, render_missing_kernels
 from opgen.link_check import NmError, missing_kernels_of_library
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown

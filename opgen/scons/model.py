@@ -51,7 +51,7 @@ def _load(env, yaml, tags=None):
 
 def _derivatives(env, model, derivatives, found_beside=False):
     from opgen.cache.autograd_cache import load_autograd_cached
-    from opgen.gen.autograd_kernels import AutogradModel
+    from opgen.gen.layers.autograd_kernels import AutogradModel
 
     node = env.File(derivatives)
     try:

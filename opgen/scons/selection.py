@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from opgen.errors import OpgenError
-from opgen.gen.config import CodegenConfig
-from opgen.gen.python_table import LeftOut
+from opgen.gen.engine.config import CodegenConfig
+from opgen.gen.layers.python_table import LeftOut
 from opgen.scons.model import display_path
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown

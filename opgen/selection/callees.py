@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from ..gen.config import CodegenConfig
+from ..gen.engine.config import CodegenConfig
 from ..gen.group import GroupCodegen
 from ..model.loader import Model
 from .includes import includes, ops_header

@@ -10,7 +10,7 @@ import re
 from enum import Enum
 from typing import Collection, Iterator
 
-from ..gen import layout
+from ..gen.engine import layout
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\n]+)[">]', re.M)
 OPS_PREFIX = layout.OPS_DIR + "/"

@@ -12,7 +12,7 @@ selective build (``selected``: env.OpgenSelection's result) it lists the operato
 has, and names the selection and the operators it left out.
 """
 from opgen.fingerprint import digest
-from opgen.gen.python_table import render_python_table
+from opgen.gen.layers.python_table import render_python_table
 from opgen.project import BACKEND_YAML
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import shown

@@ -12,7 +12,7 @@ from opgen.cache import autograd_cache
 from opgen.cache.autograd_cache import load_autograd_cached, prune_autograd
 from opgen.cache.parse_cache import load_model_cached, model_cache_key, prune_models
 from opgen.errors import OpgenError
-from opgen.gen.autograd_kernels import AutogradModel
+from opgen.gen.layers.autograd_kernels import AutogradModel
 from opgen.model import load_model
 from opgen.model.derivatives import load_derivatives
 

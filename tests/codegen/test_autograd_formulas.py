@@ -1,4 +1,4 @@
-"""Formulas of derivatives.yaml translated to C++ over the method-free API (opgen/gen/autograd_formulas.py):
+"""Formulas of derivatives.yaml translated to C++ over the method-free API (opgen/gen/layers/autograd_formulas.py):
 hand-written cases, every formula of yaml/derivatives.yaml, the headers a group's formulas need,
 determinism, and how much of PyTorch 2.13's derivatives.yaml translates (and why the rest does not).
 """
@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from opgen.errors import Location, OpgenError
-from opgen.gen.autograd_formulas import HELPERS, FormulaError, FormulaTranslator, Scope, translate_all
-from opgen.gen.cpp_expr import ExpressionError, parse_expression
+from opgen.gen.layers.autograd_formulas import HELPERS, FormulaError, FormulaTranslator, Scope, translate_all
+from opgen.gen.layers.cpp_expr import ExpressionError, parse_expression
 from opgen.model import load_model
 from opgen.model.derivatives import load_derivatives
 
@@ -243,7 +243,7 @@ def test_headers_a_group_needs(translator, derivatives, group, headers):
 def _digest_script():
     return ("import hashlib, sys; sys.path.insert(0, {root!r});"
             "from opgen.model import load_model; from opgen.model.derivatives import load_derivatives;"
-            "from opgen.gen.autograd_formulas import FormulaTranslator, translate_all;"
+            "from opgen.gen.layers.autograd_formulas import FormulaTranslator, translate_all;"
             "m = load_model({ops!r}, {tags!r}); d = load_derivatives({der!r}, m);"
             "done, _ = translate_all(FormulaTranslator(m), d);"
             "print(hashlib.sha256(repr([(str(i.name), f.var_names, t) for i, f, t in done]).encode()).hexdigest())"

@@ -1,5 +1,5 @@
 """Autograd registration parity with torchgen: on PyTorch 2.13's yaml and derivatives.yaml, the
-functions opgen decides to give Autograd and ADInplaceOrView kernels (opgen/gen/autograd_plan.py)
+functions opgen decides to give Autograd and ADInplaceOrView kernels (opgen/gen/layers/autograd_plan.py)
 are exactly those torchgen 2.13's gen_autograd registers there (tests/data/torchgen_autograd_2.13.json,
 written by tests/bench/make_autograd_reference.py), apart from the differences listed here with a
 reason. And on our own yaml: what the plan decides follows from the derivatives and the schemas.
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
-from opgen.gen.autograd_plan import (
+from opgen.gen.layers.autograd_plan import (
     AD_INPLACE_OR_VIEW, AUTOGRAD, HAND_WRITTEN, AutogradKind, InplaceOrViewKind, NOT_RECORDED_AS_VIEWS, is_abstract,
     plan_autograd,
     registration_sets,

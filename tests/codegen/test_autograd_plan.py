@@ -1,9 +1,9 @@
-"""The Autograd / ADInplaceOrView decisions (opgen/gen/autograd_plan.py), one rule at a time, on a
+"""The Autograd / ADInplaceOrView decisions (opgen/gen/layers/autograd_plan.py), one rule at a time, on a
 tiny operator yaml and derivatives.yaml."""
 import pytest
 
 from generate_helpers import REPO_TAGS
-from opgen.gen.autograd_plan import (
+from opgen.gen.layers.autograd_plan import (
     AD_INPLACE_OR_VIEW, AUTOGRAD, AutogradKind as K, InplaceOrViewKind as V, plan_autograd, registration_sets,
 )
 from opgen.model import load_model

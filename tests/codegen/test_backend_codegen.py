@@ -16,7 +16,7 @@ XLA = "backends/XLA"
 
 
 def backend_group_count(path=BACKEND_YAML) -> int:
-    from opgen.gen.backend import backend_groups
+    from opgen.gen.layers.backend import backend_groups
     from opgen.model import load_model
     from opgen.model.backend_yaml import parse_backend_yaml
     model = load_model(os.path.join(REPO_ROOT, "yaml", "native_functions.yaml"), os.path.join(REPO_ROOT, "yaml", "tags.yaml"))

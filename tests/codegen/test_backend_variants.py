@@ -1,5 +1,5 @@
 """Which unlisted variants a backend gets as wrappers around its functional kernel: torchgen's rule
-(opgen/gen/backend_variants.py), on our own yaml, through the codegen objects (no files written)."""
+(opgen/gen/layers/backend_variants.py), on our own yaml, through the codegen objects (no files written)."""
 import pytest
 
 from generate_helpers import REPO_TAGS, REPO_YAML
@@ -15,7 +15,7 @@ def model():
 
 def registered(model, backend_text: str) -> dict[str, list[str]]:
     """'<Key>' -> the operators registered there, over every group the backend lists."""
-    from opgen.gen.backend import backend_groups
+    from opgen.gen.layers.backend import backend_groups
     from opgen.model.backend_yaml import parse_backend_yaml
     backend = parse_backend_yaml(backend_text, model)
     found: dict[str, list[str]] = {}

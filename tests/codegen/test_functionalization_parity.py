@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from opgen.gen.config import CodegenConfig
+from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.group import GroupCodegen
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located

@@ -10,8 +10,8 @@ import pytest
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
 from opgen.cache import inputs as inputs_module
-from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
-from opgen.gen.jobs import backend_jobs, in_tree_jobs
+from opgen.gen.engine.config import DEFAULT_KEYS, CodegenConfig
+from opgen.gen.sections import backend_jobs, in_tree_jobs
 from opgen.cache.inputs import (CODEGEN_PACKAGES, InputField, Inputs, backend_group_inputs, codegen_sources, explain,
                               group_inputs, inputs_key, parse_stored_inputs, source_fingerprints, stored_inputs)
 from opgen.model import load_model
@@ -154,7 +154,7 @@ def explain_after_edit(repo_model, monkeypatch, opgen_copy, relative: str, text:
 def test_a_copy_of_the_sources_has_the_same_fingerprints(opgen_copy):
     assert source_fingerprints(str(opgen_copy)) == codegen_sources()
     labels = [label for label, _ in codegen_sources()]
-    assert "template kernel_registration.cpp.j2" in labels and "source gen/kernels.py" in labels
+    assert "template kernel_registration.cpp.j2" in labels and "source gen/layers/kernels.py" in labels
 
 
 def test_template_change(repo_model, monkeypatch, opgen_copy):
@@ -165,9 +165,9 @@ def test_template_change(repo_model, monkeypatch, opgen_copy):
 
 
 def test_source_change(repo_model, monkeypatch, opgen_copy):
-    kernels = (opgen_copy / "gen" / "kernels.py").read_text()
-    assert explain_after_edit(repo_model, monkeypatch, opgen_copy, "gen/kernels.py", kernels + "\n# edited\n") == [
-        "source gen/kernels.py changed"]
+    kernels = (opgen_copy / "gen" / "layers" / "kernels.py").read_text()
+    assert explain_after_edit(repo_model, monkeypatch, opgen_copy, "gen/layers/kernels.py", kernels + "\n# edited\n") == [
+        "source gen/layers/kernels.py changed"]
 
 
 def test_new_template(repo_model, monkeypatch, opgen_copy):
@@ -225,7 +225,7 @@ def test_inputs_key_hashes_the_stored_text(repo_model):
     assert parse_stored_inputs(stored) == inputs
     assert inputs_key(inputs) == inputs_key(parse_stored_inputs(json.loads(json.dumps(stored))))
     assert InputField.parse("add.out: kernel at CPU structured") == InputField("add.out", "kernel at CPU structured")
-    assert InputField.parse("source gen/kernels.py") == InputField(None, "source gen/kernels.py")
+    assert InputField.parse("source gen/layers/kernels.py") == InputField(None, "source gen/layers/kernels.py")
 
 
 def test_no_absolute_paths(repo_model):
@@ -238,7 +238,7 @@ def test_no_absolute_paths(repo_model):
 
 DUMP_INPUTS = """
 import json, sys
-from opgen.gen.config import CodegenConfig
+from opgen.gen.engine.config import CodegenConfig
 from opgen.cache.inputs import backend_group_inputs, group_inputs, stored_inputs
 from opgen.model import load_model
 from opgen.model.backend_yaml import parse_backend_yaml

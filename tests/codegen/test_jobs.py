@@ -1,6 +1,7 @@
-"""gen/jobs.py: each group's job carries the key of its inputs; keys are remembered in the codegen
-cache under each group's identity (the text of its yaml entries, the dispatch keys, opgen's
-sources) and read back instead of recomputed, so an edit keys only the groups it changed."""
+"""gen/engine/jobs.py and gen/sections.py: each group's job carries the key of its inputs; keys
+are remembered in the codegen cache under each group's identity (the text of its yaml entries,
+the dispatch keys, opgen's sources) and read back instead of recomputed, so an edit keys only
+the groups it changed."""
 import os
 
 import pytest
@@ -8,10 +9,11 @@ import pytest
 from generate_helpers import REPO_TAGS, REPO_YAML
 from opgen.cache import CodegenCache
 from opgen.gen import CodegenConfig
-from opgen.gen import jobs as jobs_module
+from opgen.gen.engine import jobs as jobs_module
 from opgen.cache.inputs import group_inputs, inputs_key
-from opgen.gen.jobs import JobId, backend_jobs, in_tree_jobs
-from opgen.gen.plan import Report
+from opgen.gen.engine.jobs import JobId
+from opgen.gen.sections import backend_jobs, in_tree_jobs
+from opgen.gen.engine.plan import Report
 from opgen.cache.parse_cache import load_model_cached
 from opgen.model.backend_yaml import parse_backend_yaml
 from opgen.model.dispatch_keys import DispatchKey

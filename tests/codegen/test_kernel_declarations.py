@@ -1,6 +1,6 @@
 """Missing kernels without a build: the symbols api/symbols.py spells (checked against g++ and nm
-on a probe), the declarations a group's headers and stubs share (gen/declarations.py), which
-undefined symbols are which declaration, and the stubs file (gen/missing_kernels.py)."""
+on a probe), the declarations a group's headers and stubs share (gen/layers/declarations.py), which
+undefined symbols are which declaration, and the stubs file (gen/layers/missing_kernels.py)."""
 import os
 import shutil
 import subprocess
@@ -9,10 +9,10 @@ import pytest
 
 from opgen.api import dispatcher
 from opgen.api.symbols import demangled_type, symbol
-from opgen.gen.config import CodegenConfig
-from opgen.gen.declarations import DeclarationKind
+from opgen.gen.engine.config import CodegenConfig
+from opgen.gen.layers.declarations import DeclarationKind
 from opgen.gen.group import GroupCodegen
-from opgen.gen.missing_kernels import Missing, render_missing_kernels, resolve, split_symbol
+from opgen.gen.layers.missing_kernels import Missing, render_missing_kernels, resolve, split_symbol
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located

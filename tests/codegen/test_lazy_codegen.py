@@ -17,7 +17,7 @@ LAZY = "backends/Lazy"
 
 
 def lazy_group_count(path=LAZY_YAML) -> int:
-    from opgen.gen.backend import backend_groups
+    from opgen.gen.layers.backend import backend_groups
     from opgen.model import load_model
     from opgen.model.backend_yaml import parse_backend_yaml
     model = load_model(NATIVE, os.path.join(REPO_ROOT, "yaml", "tags.yaml"))

@@ -2,7 +2,7 @@
 wrappers at CompositeExplicitAutogradNonFunctional, Meta kernels of in-place operators and
 BackendSelect for functions with tensor options and tensor arguments. Each is registered at its
 own key (the runtime has CompositeExplicitAutogradNonFunctional) and lives in its group's files."""
-from opgen.gen.config import CodegenConfig
+from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.group import GroupCodegen
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located

@@ -1,4 +1,4 @@
-"""opgen/gen/python_table.py: the Python package's operator table (which operators are
+"""opgen/gen/layers/python_table.py: the Python package's operator table (which operators are
 opdispatch functions and Tensor methods) is deterministic, sorted, and exactly the yaml's
 variants."""
 import os
@@ -9,7 +9,7 @@ import pytest
 import yaml as pyyaml
 
 from generate_helpers import REPO_ROOT, REPO_TAGS, REPO_YAML
-from opgen.gen.python_table import BANNER, LeftOut, python_table, render_python_table
+from opgen.gen.layers.python_table import BANNER, LeftOut, python_table, render_python_table
 from opgen.model import load_model
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located
@@ -67,7 +67,7 @@ def test_rendered_module_is_the_table_sorted_with_a_banner(repo_model):
 
 
 def test_output_does_not_depend_on_hash_seed_or_entry_order(repo_model, tmp_path):
-    script = ("import sys; from opgen.model import load_model; from opgen.gen.python_table import render_python_table; "
+    script = ("import sys; from opgen.model import load_model; from opgen.gen.layers.python_table import render_python_table; "
               "sys.stdout.write(render_python_table(load_model(sys.argv[1], sys.argv[2])))")
     outputs = set()
     for seed in ("0", "1", "4242"):

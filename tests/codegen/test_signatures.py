@@ -119,7 +119,7 @@ def test_headers_of_runtime_types_beside_the_tensor():
 
 
 def test_generated_headers_include_the_types_their_schemas_use():
-    from opgen.gen.config import CodegenConfig
+    from opgen.gen.engine.config import CodegenConfig
     from opgen.gen.group import GroupCodegen
     model = model_of("""
 - func: record_stream(Tensor(a!) self, Stream s) -> ()

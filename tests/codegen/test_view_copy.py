@@ -1,5 +1,5 @@
 """`*_copy` functions tagged view_copy get generated bodies: the view, then a contiguous clone."""
-from opgen.gen.config import CodegenConfig
+from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.group import GroupCodegen
 from opgen.model.loader import build_model
 from opgen.yamlio import load_located

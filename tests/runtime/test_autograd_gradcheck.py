@@ -4,7 +4,7 @@ Python, on several shapes (0-d and empty where the operator allows them), with b
 between inputs, on contiguous, transposed and sliced (strided) inputs; in-place variants run on a
 clone of the input and on a view of a clone (the base then gets a CopySlices node).
 
-The list of functions is derived from opgen's model (opgen/gen/autograd_plan.py's decisions on
+The list of functions is derived from opgen's model (opgen/gen/layers/autograd_plan.py's decisions on
 yaml/native_functions.yaml and yaml/derivatives.yaml), so a new formula without a case here fails
 test_the_table_covers_every_differentiable_function. A function that cannot be gradchecked goes
 into EXCLUDED with its reason and a check that the reason still holds.
@@ -20,8 +20,8 @@ from typing import Callable, Optional
 import numpy as np
 import pytest
 
-from opgen.gen.autograd_plan import AutogradKind, InplaceOrViewKind, plan_autograd
-from opgen.gen.python_table import python_table
+from opgen.gen.layers.autograd_plan import AutogradKind, InplaceOrViewKind, plan_autograd
+from opgen.gen.layers.python_table import python_table
 from opgen.model import load_model
 from opgen.model.derivatives import load_derivatives
 from opgen.model.derivative_info import DEFAULT

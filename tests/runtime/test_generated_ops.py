@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from opgen.gen.group import GroupCodegen
-from opgen.gen.config import CodegenConfig
+from opgen.gen.engine.config import CodegenConfig
 from opgen.model import load_model
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from opgen.gen.layout import UNIT_SUFFIX
+from opgen.gen.engine.layout import UNIT_SUFFIX
 from opgen.runtime_layers import Compiled, directories
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -41,7 +41,7 @@ def generated_cuda_units(root):
 
 def expected_cuda_units():
     """The CUDA-key files opgen's own layout names: one per group with a CUDA kernel."""
-    from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
+    from opgen.gen.engine.config import DEFAULT_KEYS, CodegenConfig
     from opgen.gen.group import GroupCodegen
     from opgen.model import load_model
     from opgen.model.dispatch_keys import DispatchKey

@@ -28,7 +28,7 @@ import pytest
 
 from edit_cases import EDITS, apply_edit
 from include_graph import IncludeGraph
-from opgen.gen.plan import STATE_FILE
+from opgen.gen.engine.plan import STATE_FILE
 from helpers import copy_built, snapshot
 from scons_helpers import GEN, ok, scons
 

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from helpers import copy_built
-from opgen.gen.config import DEFAULT_KEYS, CodegenConfig
+from opgen.gen.engine.config import DEFAULT_KEYS, CodegenConfig
 from opgen.gen.group import GroupCodegen
 from opgen.link_check import IN_TREE_SCOPES, undefined_by_object
 from opgen.model.loader import load_model

@@ -12,7 +12,7 @@ import pytest
 from helpers import copy_built, snapshot
 from scons_helpers import GEN, GROUPS, ok, rewrite_in_a_later_second, scons
 
-from opgen.gen.layout import folded_sources
+from opgen.gen.engine.layout import folded_sources
 from opgen.scons.library import GENERATED_CODE_HEADERS
 
 UNIT_OBJECTS = re.compile(r"^build/obj/gen/ops/(\w+)_unit\.os$")

@@ -22,7 +22,7 @@ import pytest
 from helpers import PROJECT_INPUTS, REPO_ROOT, copy_built, copy_project, snapshot
 from scons_helpers import GEN, GROUPS, LIBRARY, ok, scons
 
-from opgen.gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS, CodegenConfig
+from opgen.gen.engine.config import AUTOGRAD_KEYS, DEFAULT_KEYS, CodegenConfig
 from opgen.model import load_model
 from opgen.selection import GeneratedCallees, close_selection, index_sources, read_csrc
 from opgen.selection.load import parse_selection
@@ -42,7 +42,7 @@ class Closer:
     the tests build (CPU, autograd; PROJECT_BUILD turns CUDA off), as the build computes it."""
 
     def __init__(self, backends=()):
-        from opgen.gen.autograd_kernels import AutogradModel
+        from opgen.gen.layers.autograd_kernels import AutogradModel
         from opgen.model.derivatives import load_derivatives
 
         yaml_dir = os.path.join(REPO_ROOT, "yaml")

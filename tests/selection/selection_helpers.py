@@ -2,8 +2,8 @@
 import os
 
 from opgen.gen import CodegenConfig
-from opgen.gen.autograd_kernels import AutogradModel
-from opgen.gen.config import AUTOGRAD_KEYS, DEFAULT_KEYS
+from opgen.gen.layers.autograd_kernels import AutogradModel
+from opgen.gen.engine.config import AUTOGRAD_KEYS, DEFAULT_KEYS
 from opgen.model.derivatives import load_derivatives
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -18,17 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..api import dispatcher
-from ..api.bindings import Binding, params
-from ..api.symbols import symbol
-from ..errors import Location
-from ..model.backend_yaml import BackendYaml
-from ..model.dispatch_keys import DispatchKey
-from ..model.native_function import NativeFunction
-from . import layout
+from ...api import dispatcher
+from ...api.bindings import Binding, params
+from ...api.symbols import symbol
+from ...errors import Location
+from ...model.backend_yaml import BackendYaml
+from ...model.dispatch_keys import DispatchKey
+from ...model.native_function import NativeFunction
+from ..engine import layout
 from .backend import BackendGroupCodegen
 from .lazy import kernel_name, lowers_eagerly, needs_shape_function, qualified, runtime_header
-from .render import render
+from ..engine.render import render
 
 STANDIN_RUNTIME = "backends/support/standin_ir_runtime.h"
 # The IR runtime's helpers the generated kernels call in the backend's namespace (lazy.py).

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
 
-from ..model.derivatives import DEFAULT, DerivativeInfo, Derivatives
-from ..model.dispatch_keys import DispatchKey
-from ..model.foreach_derivatives import References, is_foreach, reference_info
-from ..model.loader import Model
-from ..model.native_function import NativeFunction, cpp_name
-from ..model.schema import SchemaKind
+from ...model.derivatives import DEFAULT, DerivativeInfo, Derivatives
+from ...model.dispatch_keys import DispatchKey
+from ...model.foreach_derivatives import References, is_foreach, reference_info
+from ...model.loader import Model
+from ...model.native_function import NativeFunction, cpp_name
+from ...model.schema import SchemaKind
 
 AUTOGRAD = "Autograd"
 AD_INPLACE_OR_VIEW = "ADInplaceOrView"

@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from ..model.dispatch_keys import DispatchKey
+from ...model.dispatch_keys import DispatchKey
 
 if TYPE_CHECKING:
-    from ..model.grouping import OperatorGroup
-    from .autograd_kernels import AutogradModel
+    from ..layers.autograd_kernels import AutogradModel
 
 # CPU plus the keys every build has; CUDA and external backends are added by options.
 DEFAULT_KEYS: tuple[DispatchKey, ...] = (
@@ -47,10 +46,6 @@ class CodegenConfig:
     @property
     def generates_autograd(self) -> bool:
         return any(key in AUTOGRAD_KEYS for key in self.keys)
-
-    def group_fields(self, group: "OperatorGroup") -> dict[str, str]:
-        """Inputs of a group's files beyond its yaml entries: its autograd facts when generated."""
-        return {"autograd": self.autograd.fingerprint(group)} if self.generates_autograd else {}
 
     def describe(self) -> str:
         return ",".join(k.value for k in self.keys)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.dispatch_keys import DispatchKey
-from . import layout
+from ...model.dispatch_keys import DispatchKey
+from ..engine import layout
 from .declarations import Declaration, DeclarationKind, joined_by_symbol
-from .render import render
+from ..engine.render import render
 
 STUBS_SOURCE = "missing_kernels.cpp"
 

@@ -33,18 +33,18 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..api import dispatcher, types
-from ..api.bindings import params
-from ..api.types import value_type
-from ..model.backend_yaml import BackendYaml
-from ..model.dispatch_keys import DispatchKey
-from ..model.grouping import OperatorGroup
-from ..model.lazy_ir import SCALAR, SYMINT, TENSOR, IrArgument, IrNode
-from ..model.native_function import NativeFunction, cpp_name
-from ..model.op_kind import split_op_kind
-from ..model.types import BaseTy, BaseType, Type
-from . import layout
-from .render import render
+from ...api import dispatcher, types
+from ...api.bindings import params
+from ...api.types import value_type
+from ...model.backend_yaml import BackendYaml
+from ...model.dispatch_keys import DispatchKey
+from ...model.grouping import OperatorGroup
+from ...model.lazy_ir import SCALAR, SYMINT, TENSOR, IrArgument, IrNode
+from ...model.native_function import NativeFunction, cpp_name
+from ...model.op_kind import split_op_kind
+from ...model.types import BaseTy, BaseType, Type
+from ..engine import layout
+from ..engine.render import render
 
 RUNTIME_HEADER = "backends/lazy/ir.h"  # the Lazy key's IR runtime
 _TENSOR = BaseType(BaseTy.Tensor)

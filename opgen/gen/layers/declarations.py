@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Iterable, Iterator
 
-from ..api import dispatcher, structured
-from ..api.bindings import Binding, params
-from ..api.symbols import symbol
-from ..errors import Location
-from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
-from ..model.dispatch_keys import IN_TREE_KEYS, DispatchKey
-from ..model.native_function import NativeFunction
+from ...api import dispatcher, structured
+from ...api.bindings import Binding, params
+from ...api.symbols import symbol
+from ...errors import Location
+from ...model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
+from ...model.dispatch_keys import IN_TREE_KEYS, DispatchKey
+from ...model.native_function import NativeFunction
 from .families import GroupRelations
 from .kernels import is_generated_view_copy
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from . import layout
-from .render import render
+from ..engine import layout
+from ..engine.render import render
 
 _UMBRELLAS = (
     (layout.FUNCTIONS_H, "The C++ API of every operator group.", layout.api_header),

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..model.backend import BackendIndex
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
+from ...model.backend import BackendIndex
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
 from .families import GroupRelations
 
 DERIVED_KINDS = (SchemaKind.inplace, SchemaKind.out)

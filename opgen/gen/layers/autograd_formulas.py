@@ -34,15 +34,15 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Union
 
-from ..api import cpp
-from ..api.dispatcher import handle_name
-from ..errors import Location, OpgenError
-from ..model.derivatives import DerivativeInfo, Derivatives, Formula, ForwardFormula, cpp_argument_names, output_names
-from ..model.formulas import saved_names
-from ..model.loader import Model
-from ..model.native_function import NativeFunction, cpp_name
-from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
-from . import layout
+from ...api import cpp
+from ...api.dispatcher import handle_name
+from ...errors import Location, OpgenError
+from ...model.derivatives import DerivativeInfo, Derivatives, Formula, ForwardFormula, cpp_argument_names, output_names
+from ...model.formulas import saved_names
+from ...model.loader import Model
+from ...model.native_function import NativeFunction, cpp_name
+from ...model.types import BaseTy, BaseType, ListType, OptionalType, Type
+from ..engine import layout
 from .cpp_expr import (
     CONDITIONAL, POSTFIX, UNARY, Binary, Braces, Call, Conditional, ExpressionError, Index, Literal, Member, Name,
     Node, Unary, binary_precedence, parse_expression, wrap,

@@ -5,7 +5,8 @@ each job produces, the umbrella headers, and one state file per section (the in-
 each external backend's) recording each group's key and files as last produced. Front ends
 only present it: the CLI produces every job that is not current and calls ``finish``; SCons
 declares a node per job from ``files`` and calls ``produce`` from its actions. New kinds of
-generated files plug in as sections or jobs here, not as another orchestrator.
+per-group files plug in as layers (engine/layer.py, gen/registry.py), new trees as sections
+(gen/sections.py builds them), not as another orchestrator.
 """
 from __future__ import annotations
 
@@ -13,19 +14,13 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Callable, Collection, Optional
+from typing import Callable, Optional
 
-from ..cache.session import CacheSession
-from ..model.backend_yaml import BackendYaml
-from ..model.dispatch_keys import DispatchKey
-from ..model.loader import Model
-from ..writer import TreeWriter, write_if_changed
+from ...cache.session import CacheSession
+from ...model.dispatch_keys import DispatchKey
+from ...writer import TreeWriter, write_if_changed
 from . import layout
-from .backend import backend_umbrella_inputs, backend_umbrellas, render_backend_umbrellas
-from .config import CodegenConfig
-from .jobs import GroupJob, JobId, backend_jobs, in_tree_jobs
-from .umbrellas import render_umbrellas
+from .jobs import GroupJob, JobId
 
 STATE_FILE = ".opgen-state.json"
 STATE_VERSION = 3
@@ -53,30 +48,6 @@ class Section:
     @property
     def state_path(self) -> str:
         return os.path.join(self.under, STATE_FILE) if self.under else STATE_FILE
-
-
-def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None) -> Section:
-    """Every group's job, or only those of ``groups`` (a selective build: opgen/selection). A
-    group's files and key do not depend on which other groups are built (its codegen reads the
-    whole model), so a selected group's files are byte-identical to the full build's; the
-    umbrellas list the section's groups, and remove_stale deletes the files of the others."""
-    return Section(None, _only(in_tree_jobs(model, config, cache), groups), layout.UMBRELLAS, render_umbrellas)
-
-
-def backend_section(model: Model, backend: BackendYaml, groups: Optional[Collection[str]] = None) -> Section:
-    key = backend.backend_key
-    jobs = _only(backend_jobs(model, backend), groups)
-    return Section(key, jobs, backend_umbrellas(backend), partial(render_backend_umbrellas, model, backend),
-                   backend_umbrella_inputs(model, backend))
-
-
-def _only(jobs: list[GroupJob], groups: Optional[Collection[str]]) -> tuple[GroupJob, ...]:
-    """The jobs of ``groups`` (None: all). Keys are computed for every group first, so the key
-    memo in the codegen cache is the same for a selective build and a full one."""
-    if groups is None:
-        return tuple(jobs)
-    wanted = frozenset(groups)
-    return tuple(job for job in jobs if job.id.group in wanted)
 
 
 @dataclass

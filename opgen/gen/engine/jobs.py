@@ -7,22 +7,24 @@ whose entries changed, and otherwise only when the cache records them (a key new
 A job's identity is a ``JobId``: the group, and the external backend whose files it produces
 (None: the in-tree files). Its text, ``<group>`` or ``<group>@<Key>``, is what state files,
 cache records and reports hold.
+
+The engine knows no layer: what a job renders (``Codegen``) and what the layers add to a group's
+key (its content fields) are given (gen/sections.py builds them from the registry).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Optional, Protocol
+from typing import Callable, Iterable, Mapping, Optional, Protocol
 
-from ..cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
-from ..cache.memos import group_identity, memo_id, remember, remembered
-from ..fingerprint import digest
-from ..model.backend_yaml import BackendYaml
-from ..model.dispatch_keys import DispatchKey
-from ..model.loader import Model
-from .backend import backend_groups
+from ...cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
+from ...cache.memos import group_identity, memo_id, remember, remembered
+from ...fingerprint import digest
+from ...model.backend_yaml import BackendYaml
+from ...model.dispatch_keys import DispatchKey
+from ...model.grouping import OperatorGroup
+from ...model.loader import Model
 from .config import CodegenConfig
-from .group import GroupCodegen
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class JobId:
 class Codegen(Protocol):
     """What a job renders: GroupCodegen (in-tree files) or BackendGroupCodegen (a backend's)."""
     name: str   # the group
+    group: OperatorGroup
 
     def files(self) -> list[str]: ...          # the paths render() writes, known without rendering
 
@@ -56,11 +59,13 @@ class GroupJob:
         return str(self.id)
 
 
-def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJob]:
-    """A job per operator group; a group's key comes from ``cache``'s memo when its identity is there."""
+def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[OperatorGroup], Codegen],
+                 fields: Mapping[str, Mapping[str, str]], cache=None) -> list[GroupJob]:
+    """A job per operator group, rendered by ``codegen_of(group)``; ``fields``: {group: the
+    layers' content fields}. A group's key comes from ``cache``'s memo when its identity is there."""
     groups = model.operator_groups
-    inputs_of = [partial(group_inputs, group, model.indices, config) for group in groups]
-    identities = _identities(model, config)
+    inputs_of = [partial(group_inputs, group, model.indices, config, fields[group.name]) for group in groups]
+    identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)
     keys, pairs = {}, {}
@@ -71,16 +76,16 @@ def in_tree_jobs(model: Model, config: CodegenConfig, cache=None) -> list[GroupJ
             pairs[group.name] = (identity, keys[group.name])
     if pairs != known:
         remember(cache, memo, pairs)
-    return [GroupJob(JobId(group.name), keys[group.name], GroupCodegen(group, model.indices, config), inputs)
+    return [GroupJob(JobId(group.name), keys[group.name], codegen_of(group), inputs)
             for group, inputs in zip(groups, inputs_of)]
 
 
-def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]:
+def _identities(model: Model, config: CodegenConfig, fields: Mapping[str, Mapping[str, str]]) -> dict[str, Optional[str]]:
     """Each group's identity, from the digests of the yaml entries of its functions. Functions
     autogen derives come from their own variant family, which lies within the group (autogen
-    names keep the base name), so the group's entries determine them too, with what the config
-    adds (its autograd facts). None when the model does not know its entries (parsed without the
-    cache)."""
+    names keep the base name), so the group's entries determine them too, with what the layers
+    add (their content fields: its autograd facts). None when the model does not know its entries
+    (parsed without the cache)."""
     if not model.entry_digests:
         return {group.name: None for group in model.operator_groups}
     keys_text = config.describe()
@@ -88,15 +93,15 @@ def _identities(model: Model, config: CodegenConfig) -> dict[str, Optional[str]]
     identities: dict[str, Optional[str]] = {}
     for group in model.operator_groups:
         entries = [model.entry_digests[f.func.name] for f in group.functions if f.func.name in model.entry_digests]
-        entries += [f"{name} {value}" for name, value in sorted(config.group_fields(group).items())]
+        entries += [f"{name} {value}" for name, value in sorted(fields[group.name].items())]
         identities[group.name] = group_identity(group.name, entries, keys_text, sources)
     return identities
 
 
-def backend_jobs(model: Model, backend: BackendYaml) -> list[GroupJob]:
+def backend_jobs(codegens: Iterable[Codegen], backend: BackendYaml) -> list[GroupJob]:
     """A job per group the backend lists (a few hundred at most: keys are computed directly)."""
     jobs = []
-    for codegen in backend_groups(model.operator_groups, backend):
+    for codegen in codegens:
         inputs = partial(backend_group_inputs, codegen.group, backend)
         jobs.append(GroupJob(JobId(codegen.name, backend.backend_key), inputs_key(inputs()), codegen, inputs))
     return jobs

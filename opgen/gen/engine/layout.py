@@ -1,7 +1,7 @@
 """File names of generated code: per group under ops/, umbrella headers at the top."""
 from __future__ import annotations
 
-from ..model.dispatch_keys import DispatchKey
+from ...model.dispatch_keys import DispatchKey
 
 OPS_DIR = "ops"
 # Umbrella headers: sorted include lists, the only files naming every group.

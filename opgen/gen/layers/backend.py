@@ -30,22 +30,22 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Optional
 
-from ..api import dispatcher, types
-from ..api.bindings import names, params
-from ..fingerprint import digest
-from ..model.backend_yaml import BackendYaml
-from ..model.dispatch_keys import DispatchKey
-from ..model.grouping import OperatorGroup
-from ..model.lazy_ir import IrNode
-from ..model.loader import Model
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
-from . import layout
+from ...api import dispatcher, types
+from ...api.bindings import names, params
+from ...fingerprint import digest
+from ...model.backend_yaml import BackendYaml
+from ...model.dispatch_keys import DispatchKey
+from ...model.grouping import OperatorGroup
+from ...model.lazy_ir import IrNode
+from ...model.loader import Model
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
+from ..engine import layout
 from .backend_variants import functional_to_wrap
 from .families import GroupRelations
 from .kernels import Wrapper, WrapperKind, out_from_functional, registration_source, wrapper
 from .lazy import GroupIr, native_body, render_ir_functions, render_ir_umbrella, render_non_native, runtime_header
-from .render import render
+from ..engine.render import render
 
 
 class BackendGroupCodegen:

@@ -26,24 +26,32 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from ..api import dispatcher
-from ..api.bindings import params
-from ..api.types import value_type
-from ..errors import OpgenError
-from ..fingerprint import digest
-from ..model.derivative_info import DerivativeInfo
-from ..model.derivatives import Derivatives, output_names
-from ..model.foreach_derivatives import is_foreach
-from ..model.grouping import OperatorGroup
-from ..model.loader import Model
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
-from ..model.types import BaseTy, BaseType, ListType, OptionalType, Type
-from . import layout
+from ...api import dispatcher
+from ...api.bindings import params
+from ...api.types import value_type
+from ...errors import OpgenError
+from ...fingerprint import digest
+from ...model.derivative_info import DerivativeInfo
+from ...model.dispatch_keys import DispatchKey
+from ...model.derivatives import Derivatives, output_names
+from ...model.foreach_derivatives import is_foreach
+from ...model.grouping import OperatorGroup
+from ...model.loader import Model
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
+from ...model.types import BaseTy, BaseType, ListType, OptionalType, Type
+from ..engine import layout
 from .autograd_formulas import FormulaTranslator, Scope, function_scope
 from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
+from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
+from .kernels import by_namespace
+from ..engine.layer import Layer
+from ..engine.render import render
+
+if TYPE_CHECKING:
+    from ..group import GroupCodegen
 
 SUPPORT_HEADER = "autograd/codegen_support.h"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -475,3 +483,49 @@ def _inplace_or_view_kernel(f: NativeFunction, d: AutogradDecision) -> Kernel:
         elif len(returns) == 1 and isinstance(returns[0].type, ListType):
             body.append(f"for (TensorBase& view : _result) view = autograd::as_view({base}, view);")
     return _wrapper("ADInplaceOrView", f, body + _return_statement(f))
+
+
+# ----- the autograd layer: ops/<g>_Autograd.cpp and ops/<g>_ADInplaceOrView.cpp -----
+
+def _autograd_keys(codegen: "GroupCodegen") -> list[DispatchKey]:
+    """The autograd keys the group has kernels at (from the decisions alone: no formula is
+    translated to know the file list)."""
+    decisions = [codegen.config.autograd.decision(f) for f in codegen.group.functions]
+    keys = []
+    if DispatchKey.Autograd in codegen.config.keys and any(d.registers_autograd for d in decisions):
+        keys.append(DispatchKey.Autograd)
+    if DispatchKey.ADInplaceOrView in codegen.config.keys and any(d.registers_inplace_or_view for d in decisions):
+        keys.append(DispatchKey.ADInplaceOrView)
+    return keys
+
+
+def _autograd_files(codegen: "GroupCodegen") -> list[str]:
+    return [layout.key_source(codegen.name, key) for key in _autograd_keys(codegen)]
+
+
+def _render_autograd(codegen: "GroupCodegen") -> dict[str, str]:
+    keys = _autograd_keys(codegen)
+    if not keys:
+        return {}
+    data = group_autograd(codegen.group, codegen.config.autograd)
+    out = {}
+    for key in keys:
+        kernels = data.autograd if key is DispatchKey.Autograd else data.inplace_or_view
+        includes = {"dispatch/registration.h", SUPPORT_HEADER, layout.handles_header(codegen.name)}
+        nodes = []
+        if key is DispatchKey.Autograd:
+            nodes = list(data.nodes)
+            includes.update(data.headers)
+        out[layout.key_source(codegen.name, key)] = render(
+            "autograd_kernels.cpp.j2", group=codegen.name, key=key.value, includes=sorted(includes), nodes=nodes,
+            kernels=list(kernels), namespaces=by_namespace(codegen.group, kernels))
+    return out
+
+
+def _autograd_fields(group: OperatorGroup, config: CodegenConfig) -> dict[str, str]:
+    """The group's autograd facts (``AutogradModel.fingerprint``) enter its content key."""
+    return {"autograd": config.autograd.fingerprint(group)}
+
+
+AUTOGRAD = Layer("autograd", _autograd_files, _render_autograd, keys=AUTOGRAD_KEYS,
+                 content_fields=_autograd_fields, applies=lambda config: config.generates_autograd)

@@ -26,16 +26,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from ..api import dispatcher
-from ..api.bindings import names
-from ..model.backend import BackendIndex
-from ..model.dispatch_keys import DispatchKey
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
+from ...api import dispatcher
+from ...api.bindings import names
+from ...model.backend import BackendIndex
+from ...model.dispatch_keys import DispatchKey
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
 from .declarations import INVERSE_SCOPE, Use, inverse_declaration
 from .families import GroupRelations
-from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper
-from .render import cpp_string
+from .kernels import HandWritten, Wrapper, WrapperKind, kernel_namespace, option_from_out, wrapper, wrapper_layer
+from ..engine.render import cpp_string
 
 KEY = DispatchKey.Functionalize
 # Operators that get no generated Functionalize kernel because the runtime treats them by hand:
@@ -216,3 +216,11 @@ def _mutation(rel: GroupRelations, f: NativeFunction) -> Wrapper:
                for i in range(len(f.func.returns))]
         lines.append(f"return {got[0]};" if len(got) == 1 else f"return std::make_tuple({', '.join(got)});")
     return replace(wrapper(WrapperKind.FUNCTIONALIZE_MUTATION, KEY, f), body=tuple(lines))
+
+
+def _functionalize_kernels(rel: GroupRelations, key: DispatchKey, indices: dict[DispatchKey, BackendIndex]) -> list[Wrapper]:
+    return functionalize_kernels(rel, indices)
+
+
+# The Functionalize layer: ops/<g>_Functionalize.cpp.
+FUNCTIONALIZE = wrapper_layer("functionalize", (KEY,), _functionalize_kernels)

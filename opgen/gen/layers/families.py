@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import OpgenError
-from ..model.autogen import variant_families
-from ..model.grouping import OperatorGroup
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
+from ...errors import OpgenError
+from ...model.autogen import variant_families
+from ...model.grouping import OperatorGroup
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
 
 
 class GroupRelations:

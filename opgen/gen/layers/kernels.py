@@ -26,19 +26,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..api import dispatcher, structured
-from ..api.bindings import names, params
-from ..model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
-from ..model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
-from ..model.grouping import OperatorGroup
-from ..model.native_function import NativeFunction
-from ..model.schema import SchemaKind
-from ..model.types import TENSOR, ListType
-from .layout import handles_header
+from ...api import dispatcher, structured
+from ...api.bindings import names, params
+from ...model.backend import DEFAULT_KERNEL_NAMESPACE, BackendIndex, BackendMetadata
+from ...model.dispatch_keys import STRUCTURED_KEYS, DispatchKey
+from ...model.grouping import OperatorGroup
+from ...model.native_function import NativeFunction
+from ...model.schema import SchemaKind
+from ...model.types import TENSOR, ListType
+from ..engine import layout
+from ..engine.layout import handles_header
 from .families import GroupRelations
-from .render import render
+from ..engine.layer import Layer
+from ..engine.render import render
+
+if TYPE_CHECKING:
+    from ..group import GroupCodegen
 
 
 @dataclass(frozen=True)
@@ -418,3 +423,39 @@ def _hand_written_blocks(wrappers: list[Wrapper]) -> list[dict]:
             declared.update(dict.fromkeys(w.hand_written.declarations))
     return [{"namespace": namespace, "comment": list(comment), "declarations": list(declared)}
             for (namespace, comment), declared in blocks.items()]
+
+
+# ----- the kernels layer: ops/<g>_<Key>.cpp at every key of the build no other layer names -----
+
+def wrapper_source(codegen: "GroupCodegen", key: DispatchKey) -> str:
+    """The registration source of the group's wrappers at ``key`` (any layer whose kernels are
+    ``Wrapper``s), including what the wrappers' kinds call."""
+    wrappers = codegen.kernels[key]
+    includes = {layout.handles_header(codegen.name)}
+    if any(w.kind.calls_kernel for w in wrappers):
+        includes.add(layout.native_header(codegen.name))
+    if any(w.kind.is_structured for w in wrappers):
+        includes.add("core/structured_out.h")
+    if any(w.kind.derives_from_sibling for w in wrappers):
+        includes.add("native/sibling_variants.h")
+    if any(w.kind.functionalizes for w in wrappers):
+        includes.add("functionalization/functionalization.h")
+    if any(w.kind.selects_backend for w in wrappers):
+        includes.add("dispatch/backend_select.h")
+    return registration_source(codegen.relations, key.value, wrappers, includes)
+
+
+def wrapper_layer(name: str, keys: Optional[tuple[DispatchKey, ...]],
+                  wrappers: Callable[[GroupRelations, DispatchKey, dict[DispatchKey, BackendIndex]], list[Wrapper]]) -> Layer:
+    """A layer registering ``Wrapper``s at ``keys``: one ``ops/<g>_<Key>.cpp`` per key where the
+    group has any."""
+    def files(codegen: "GroupCodegen") -> list[str]:
+        return [layout.key_source(codegen.name, key) for key in codegen.keys_of(keys) if key in codegen.kernels]
+
+    def render_sources(codegen: "GroupCodegen") -> dict[str, str]:
+        return {layout.key_source(codegen.name, key): wrapper_source(codegen, key)
+                for key in codegen.keys_of(keys) if key in codegen.kernels}
+    return Layer(name, files, render_sources, keys=keys, wrappers=wrappers)
+
+
+KERNELS = wrapper_layer("kernels", None, key_kernels)
