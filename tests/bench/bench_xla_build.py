@@ -17,10 +17,11 @@ a private codegen cache, `-j2 --ccache=off --missing-kernels=stub`), plus a copy
    (tests/data/torchgen_backend_registrations_2.13.json) looked up in the dispatcher's table.
 4. Edit: one operator of `supported` moved to `full_codegen` (the first of EDIT_CANDIDATES still
    supported, so a work directory's caches have never seen the result): groups regenerated,
-   objects recompiled, wall seconds. The peer: torchgen's gen_backend_stubs (torch==2.13.0 in
-   build/bench-venv) on the same edit, files and kB it rewrites and its seconds; what
-   pytorch/xla's build then recompiles is not measured here (RegisterXLA.cpp holds every
-   registration, so at least that file).
+   objects recompiled, wall seconds. The peer: torchgen's gen_lazy_tensor, which pytorch/xla's
+   build runs on this yaml (torch==2.13.0 in build/bench-venv, in bench_lazy.py's temporary
+   PyTorch layout), on the same edit: the files and kB it rewrites and its seconds. What
+   pytorch/xla's build then recompiles is not measured here: every source including a rewritten
+   aggregate (LazyIr.h, XLANativeFunctions.cpp).
 5. No-op: the same scons again, median of 3.
 
 How long: on 2 cores ~12 minutes for step 1 when the project has no library, ~6 more for the rest.
@@ -37,12 +38,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Optional
 
 _BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_BENCH]
 import bench_pytorch_build as pt  # noqa: E402  (puts tests/ and the repository on sys.path)
-from bench_backend import timed  # noqa: E402
+from bench_lazy import _complete_header, torchgen_layout  # noqa: E402
 from peer_env import PYTORCH_DATA, REPO, ensure_torchgen  # noqa: E402
 from scons_helpers import rewrite_in_a_later_second  # noqa: E402
 from table import render_table  # noqa: E402
@@ -53,6 +55,8 @@ BACKEND_OPTION = (f"--backend-yaml={BACKEND_YAML}",)
 BACKEND_LIBRARY = os.path.join("build", "lib", "libopdispatch_xla.so")
 REFERENCE = os.path.join(os.path.dirname(_BENCH), "data", "torchgen_backend_registrations_2.13.json")
 STUBBED = re.compile(r"\[opgen\] XLA missing kernels: (\d+) stubbed")
+# The backend's codegen summary: "[opgen] regenerated 1/325 XLA backend groups: mm" then "... N files written".
+WRITTEN = re.compile(r"XLA backend groups.*\n\[opgen\] \d+ unchanged, (\d+) files written")
 # Supported operators whose kernels the edit moves to full_codegen, one per run of a work directory.
 EDIT_CANDIDATES = ("mm", "bmm", "dot", "erfinv", "frac", "hardshrink", "lerp.Scalar", "mv")
 
@@ -136,41 +140,60 @@ def edit(project: str, torchgen: Optional[str], report: pt.Report) -> None:
         report.notes.append(f"edit: every candidate ({', '.join(EDIT_CANDIDATES)}) is moved already; use a new --work")
         return
     peer = _peer_edit(torchgen, text, operator, report) if torchgen else None
-    rewrite_in_a_later_second(path, _moved(text, operator))
+    rewrite_in_a_later_second(Path(path), _moved(text, operator))
     run = backend_build(project)
     if run.returncode:
         report.fail(f"edit ({operator} to full_codegen)", f"scons exited {run.returncode}")
         report.notes.append("edit output (tail):\n" + pt._tail(run))
         return
     groups = [line for line in run.regenerated() if "XLA backend groups" in line]
-    report.row(f"edit: {operator} moved to full_codegen, wall s", f"{run.seconds:.1f}", f"{peer[0]:.1f} (codegen only)" if peer else "")
+    report.row(f"edit: {operator} moved to full_codegen, wall s", f"{run.seconds:.1f}",
+               f"{peer[0]:.1f} (gen_lazy_tensor alone)" if peer else "")
     report.row("edit: XLA groups regenerated", groups[0].split(" ")[2] if groups else "0")
-    report.row("edit: files rewritten / objects recompiled", f"- / {len(run.compiled)}",
-               f"{peer[1]} files, {peer[2] / 1024:,.0f} kB / RegisterXLA.cpp and its includers" if peer else "")
+    report.row("edit: objects recompiled", str(len(run.compiled)), "each includer of what it rewrote" if peer else "")
+    written = WRITTEN.search(run.output)
+    report.row("edit: generated files rewritten", written.group(1) if written else "?",
+               f"{peer[1]} files, {peer[2] / 1024:,.0f} kB" if peer else "")
     report.notes.append(f"edit: recompiled {', '.join(run.compiled) or 'nothing'}")
 
 
 def _peer_edit(python: str, text: str, operator: str, report: pt.Report) -> Optional[tuple[float, int, int]]:
-    """gen_backend_stubs on the yaml, then on the edited yaml: (seconds, files written, bytes)."""
+    """torchgen's gen_lazy_tensor (what pytorch/xla's build runs on this yaml: the registrations,
+    the full_codegen kernels and the IR classes) on the yaml, then on the edited yaml: (seconds,
+    files rewritten, their bytes)."""
     work = tempfile.mkdtemp(prefix="bench-xla-peer-")
     try:
+        pkg, header = torchgen_layout(python, work, os.path.join(PYTORCH_DATA, "native_functions.yaml"),
+                                      os.path.join(PYTORCH_DATA, "tags.yaml"))
         backend, out = os.path.join(work, "xla_native_functions.yaml"), os.path.join(work, "out")
         os.makedirs(out)
         with open(backend, "w", encoding="utf-8") as handle:
+            handle.write(_moved(text, operator))  # the header must declare the edited yaml's shape functions too
+        _complete_header(python, pkg, header, backend, os.path.join(work, "probe"))
+        with open(backend, "w", encoding="utf-8") as handle:
             handle.write(text)
-        command = [python, "-m", "torchgen.gen_backend_stubs", "-s", backend, "-o", out]
-        timed(command, out)
+        command = [python, "-m", "torchgen.gen_lazy_tensor", "-s", backend, "-o", out, "--shape_inference_hdr", header]
+        _run(command, pkg)
         with open(backend, "w", encoding="utf-8") as handle:
             handle.write(_moved(text, operator))
-        before = {name: os.path.getmtime(os.path.join(out, name)) for name in os.listdir(out)}
-        seconds, files = timed(command, out)
-        rewritten = [n for n in os.listdir(out) if before.get(n) != os.path.getmtime(os.path.join(out, n))]
-        return seconds, files, sum(os.path.getsize(os.path.join(out, n)) for n in rewritten)
-    except RuntimeError as error:
-        report.notes.append(f"peer: gen_backend_stubs failed on the edit: {str(error)[:300]}")
+        before = {name: os.stat(os.path.join(out, name)).st_mtime_ns for name in os.listdir(out)}
+        start = time.perf_counter()
+        _run(command, pkg)
+        seconds = time.perf_counter() - start
+        rewritten = [n for n in os.listdir(out) if before.get(n) != os.stat(os.path.join(out, n)).st_mtime_ns]
+        report.notes.append(f"peer: gen_lazy_tensor rewrote {', '.join(sorted(rewritten)) or 'nothing'}")
+        return seconds, len(rewritten), sum(os.path.getsize(os.path.join(out, n)) for n in rewritten)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        report.notes.append(f"peer: gen_lazy_tensor failed on the edit: {str(error)[:300]}")
         return None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(command: list[str], cwd: str) -> None:
+    run = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if run.returncode:
+        raise RuntimeError(run.stderr[-1500:])
 
 
 def noop(project: str, report: pt.Report) -> None:
