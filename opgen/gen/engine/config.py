@@ -2,12 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional
 
 from ...model.dispatch_keys import DispatchKey
-
-if TYPE_CHECKING:
-    from ..layers.autograd_kernels import AutogradModel
 
 # CPU plus the keys every build has; CUDA and external backends are added by options.
 DEFAULT_KEYS: tuple[DispatchKey, ...] = (
@@ -34,8 +31,9 @@ def build_keys(cuda: bool, autograd: bool) -> tuple[DispatchKey, ...]:
 @dataclass(frozen=True)
 class CodegenConfig:
     keys: tuple[DispatchKey, ...] = DEFAULT_KEYS
-    # The derivatives of the run (autograd_kernels.AutogradModel); required by the autograd keys.
-    autograd: Optional["AutogradModel"] = field(default=None, compare=False, repr=False)
+    # The derivatives of the run (layers/autograd_kernels.py's AutogradModel: the engine names no
+    # layer, not even for types); required by the autograd keys.
+    autograd: Optional[Any] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Sorted and unique, so equal configurations give equal keys and files.

@@ -20,17 +20,16 @@ several layers share (relations, methods, structured functions, declarations, ke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ...model.dispatch_keys import DispatchKey
 from ...model.grouping import OperatorGroup
 from .config import CodegenConfig
 
-if TYPE_CHECKING:
-    from ...model.backend import BackendIndex
-    from ..layers.families import GroupRelations
-    from ..group import GroupCodegen
-    from ..layers.kernels import Wrapper
+# What the layers hand the engine, named for the reader only: the engine imports no layer, not
+# even for types (gen/group.py's GroupCodegen, layers/families.py's GroupRelations,
+# layers/kernels.py's Wrapper, model/backend.py's BackendIndex).
+GroupCodegen = GroupRelations = Wrapper = BackendIndex = Any
 
 
 def no_fields(group: OperatorGroup, config: CodegenConfig) -> dict[str, str]:
@@ -44,10 +43,10 @@ def always(config: CodegenConfig) -> bool:
 @dataclass(frozen=True)
 class Layer:
     name: str
-    files: Callable[["GroupCodegen"], list[str]]
-    render: Callable[["GroupCodegen"], dict[str, str]]
+    files: Callable[[GroupCodegen], list[str]]
+    render: Callable[[GroupCodegen], dict[str, str]]
     keys: Optional[tuple[DispatchKey, ...]] = ()
-    wrappers: Optional[Callable[["GroupRelations", DispatchKey, dict[DispatchKey, "BackendIndex"]], list["Wrapper"]]] = None
+    wrappers: Optional[Callable[[GroupRelations, DispatchKey, dict[DispatchKey, BackendIndex]], list[Wrapper]]] = None
     content_fields: Callable[[OperatorGroup, CodegenConfig], dict[str, str]] = no_fields
     applies: Callable[[CodegenConfig], bool] = always
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ...api import dispatcher
 from ...api.bindings import params
@@ -47,11 +47,8 @@ from .autograd_formulas import FormulaTranslator, Scope, function_scope
 from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
 from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
 from .kernels import by_namespace
-from ..engine.layer import Layer
+from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
 from ..engine.render import render
-
-if TYPE_CHECKING:
-    from ..group import GroupCodegen
 
 SUPPORT_HEADER = "autograd/codegen_support.h"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

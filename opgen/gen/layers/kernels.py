@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ...api import dispatcher, structured
 from ...api.bindings import names, params
@@ -39,11 +39,8 @@ from ...model.types import TENSOR, ListType
 from ..engine import layout
 from ..engine.layout import handles_header
 from .families import GroupRelations
-from ..engine.layer import Layer
+from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
 from ..engine.render import render
-
-if TYPE_CHECKING:
-    from ..group import GroupCodegen
 
 
 @dataclass(frozen=True)

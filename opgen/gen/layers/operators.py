@@ -3,17 +3,12 @@ declarations of the hand-written functions it calls (native and meta headers) an
 methods."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...api import cpp, dispatcher
 from ...api.bindings import names, params
 from ..engine import layout
 from .declarations import DeclarationKind
-from ..engine.layer import Layer
+from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
 from ..engine.render import render
-
-if TYPE_CHECKING:
-    from ..group import GroupCodegen
 
 # Headers of structured base classes the meta header must include.
 _BASE_HEADERS = {"impl::MetaBase": "core/meta_base.h", "TensorIteratorBase": "core/tensor_iterator.h"}
