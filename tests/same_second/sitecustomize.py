@@ -17,4 +17,6 @@ if os.environ.get("OPGEN_TEST_SAME_SECOND"):
             late = int(previous) + 0.95  # still the previous write's second, by whole seconds
             os.utime(path, (late, late))
 
-    os.replace = _replace_in_the_same_second
+    # A staticmethod (callable since Python 3.10): SCons 4.5's dblite keeps os.replace as a class
+    # attribute, where a plain function would be bound as a method.
+    os.replace = staticmethod(_replace_in_the_same_second)

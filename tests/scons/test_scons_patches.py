@@ -105,7 +105,11 @@ def test_site_patches_outside_their_range_leave_scons_alone():
 
 
 def test_site_patches_in_their_range_replace_scons_functions():
-    notices, result = _site_install(_site_tested()[1])
+    low, high = _site_tested()
+    if not patches.in_range(SCons.__version__, (low, high)):
+        pytest.skip(f"the site patches are tested on SCons {low}..{high}; this is {SCons.__version__}, "
+                    "whose internals they do not fit (the out-of-range test holds that they stay off)")
+    notices, result = _site_install(high)
     assert notices == []
     assert result["installed"] == list(_site_patch_names())
     assert result["replaced"] == ["File.changed", "gcc.detect_version"]
