@@ -95,6 +95,19 @@ def is_compile(line: str) -> bool:
     return bool(words) and os.path.basename(words[0]) in COMPILERS and "-c" in words
 
 
+_SCHEMA = re.compile(r"^- func: (\S+?)\((.*)$", re.M)
+
+
+def with_schemas_of(yaml_text: str, derivatives_text: str) -> str:
+    """``derivatives_text`` with each `- name:` entry's schema as ``yaml_text`` writes it now."""
+    schemas = {name: f"{name}({rest}" for name, rest in _SCHEMA.findall(yaml_text)}
+
+    def current(match: re.Match) -> str:
+        return "- name: " + schemas.get(match.group(1), match.group(1) + "(" + match.group(2))
+
+    return re.sub(r"^- name: (\S+?)\((.*)$", current, derivatives_text, flags=re.M)
+
+
 class Project:
     """A temp copy of the repo that scons builds, with private opgen and ccache caches."""
 
@@ -134,6 +147,11 @@ class Project:
 
     def write_yaml(self, text: str) -> None:
         write_text(self.yaml_path, text)
+        # derivatives.yaml beside the yaml repeats each schema it covers, defaults included (as
+        # torchgen requires): an edited default is edited there too, or the build stops.
+        derivatives = os.path.join(os.path.dirname(self.yaml_path), "derivatives.yaml")
+        if os.path.isfile(derivatives):
+            write_text(derivatives, with_schemas_of(text, read_text(derivatives)))
 
     def clean(self) -> None:
         shutil.rmtree(os.path.join(self.root, "build"), ignore_errors=True)
