@@ -94,14 +94,17 @@ def missing_kernels(registration_objects: Iterable[str], backend_objects: Iterab
 
 def missing_kernels_of_library(objects_by_group: dict[str, list[str]], defining: Iterable[str],
                                declarations: Callable[[str], list[Declaration]],
-                               runtime_library: Optional[str] = None) -> tuple[list[Missing], list[Unresolved]]:
+                               runtime_library: Optional[str] = None,
+                               scopes: tuple[str, ...] = IN_TREE_SCOPES) -> tuple[list[Missing], list[Unresolved]]:
     """The kernels an operator library's yaml names that it does not define: the symbols in
-    op::native / op::meta its groups' objects use, less those ``defining`` (its kernels' objects)
-    and ``runtime_library`` (the runtime it links against, if any) define, as the groups'
-    ``declarations(group)``. Only the groups with such symbols are asked for declarations."""
+    ``scopes`` (op::native, op::meta, ...; an external backend's namespace) its groups' objects
+    use, less those ``defining`` (its kernels' objects) and ``runtime_library`` (the runtime it
+    links against, if any) define, as the groups' ``declarations(group)`` (anything with
+    ``symbol``, ``qualified`` and ``bindings``). Only the groups with such symbols are asked for
+    declarations."""
     group_of = {obj: group for group, objects in objects_by_group.items() for obj in objects}
     undefined: dict[str, set[str]] = {}
-    for obj, symbols in undefined_by_object(sorted(group_of), IN_TREE_SCOPES).items():
+    for obj, symbols in undefined_by_object(sorted(group_of), scopes).items():
         undefined.setdefault(group_of[obj], set()).update(symbols)
     defined = defined_symbols(defining)
     candidates = {group: symbols - defined for group, symbols in undefined.items() if symbols - defined}

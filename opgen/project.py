@@ -19,7 +19,7 @@ kernels and backends a build has live here and nowhere else:
 
 Paths are as the caller gave them (relative to its working directory, which is the project's
 top for SCons). Bad input raises OpgenError naming every problem; front ends exit with status 2.
-The runtime's layers are runtime_layers.LAYERS. Which dispatch keys a description generates is
+The runtime's layers are runtime_layers.LAYERS; which dispatch keys a description generates is
 gen/engine/config.py's (``CodegenConfig`` needs the model).
 """
 from __future__ import annotations
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from .errors import Diagnostic, Location, OpgenError
-from .runtime_layers import LAYERS, Layer
 
 PROJECT_FILE = "opgen.json"
 CHECKOUT_YAML = os.path.join("yaml", "native_functions.yaml")
@@ -51,15 +50,6 @@ class BuildDescription:
     backends: tuple[str, ...]       # in-tree backends, sorted
     backend_yamls: tuple[str, ...]  # backends built from their yaml alone, in the order given
     selection: Optional[str]        # a selective build's operator list
-    cuda_arch: str = "native"
-    layers: tuple[Layer, ...] = LAYERS
-
-    @property
-    def csrc(self) -> str:
-        return os.path.join(self.root, "csrc")
-
-    def backend_yaml(self, name: str) -> str:
-        return os.path.join(self.root, BACKEND_YAML.format(name=name))
 
 
 def tags_beside(yaml: str) -> Optional[str]:
@@ -84,7 +74,7 @@ def available_backends(root: str) -> list[str]:
 
 def describe_build(root: str, *, yaml: str = CHECKOUT_YAML, tags: Optional[str] = None, derivatives: Optional[str] = None,
                    kernels: str = "auto", backends: Iterable[str] = (), backend_yamls: Iterable[str] = (),
-                   selection: Optional[str] = None, cuda_arch: str = "native") -> BuildDescription:
+                   selection: Optional[str] = None) -> BuildDescription:
     problems: list[Diagnostic] = []
 
     def must_exist(path: Optional[str]) -> None:
@@ -114,7 +104,7 @@ def describe_build(root: str, *, yaml: str = CHECKOUT_YAML, tags: Optional[str] 
         raise OpgenError(problems)
     return BuildDescription(root=root, yaml=yaml, tags=tags, derivatives=derivatives, derivatives_given=given,
                             builtin_kernels=kernels == "builtin" or (kernels == "auto" and own),
-                            backends=tuple(names), backend_yamls=yamls, selection=selection, cuda_arch=cuda_arch)
+                            backends=tuple(names), backend_yamls=yamls, selection=selection)
 
 
 def project_file(start: str = ".") -> Optional[str]:

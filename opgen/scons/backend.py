@@ -16,8 +16,9 @@ import sys
 from opgen.errors import OpgenError
 from opgen.gen.engine.layout import backend_key_source_group
 from opgen.gen.layers.backend_stubs import hand_written, render_backend_stubs, render_standin_runtime
-from opgen.link_check import NmError, defined_symbols, missing_kernels, undefined_by_object
+from opgen.link_check import NmError, missing_kernels, missing_kernels_of_library
 from opgen.model.backend_yaml import parse_backend_yaml
+from opgen.scons.missing_kernels import report_unresolved
 from opgen.scons.model import display_path
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
@@ -68,19 +69,17 @@ class _Stubs:
         self.codegen = codegen
 
     def run(self, target, source, env):
-        group_of = {node.abspath: group for group, nodes in self.objects_by_group.items() for node in nodes}
+        objects = {group: [node.abspath for node in nodes] for group, nodes in self.objects_by_group.items()}
         try:
-            undefined = undefined_by_object(sorted(group_of), (self.backend.cpp_namespace + "::",))
-            defined = defined_symbols(node.abspath for node in self.defining)
+            # link_check's search, as for an operator library's kernels, in the backend's namespace.
+            missing, unresolved = missing_kernels_of_library(
+                objects, [node.abspath for node in self.defining],
+                lambda group: hand_written(self.codegen.codegen_of[group]), scopes=(self.backend.cpp_namespace + "::",))
         except NmError as exc:
             print(f"scons: *** [opgen] {exc}", file=sys.stderr)
             return 2
-        wanted = {}
-        for path, symbols in undefined.items():
-            wanted.setdefault(group_of[path], set()).update(symbols - defined)
-        missing = []
-        for group in sorted(g for g, symbols in wanted.items() if symbols):
-            missing += [(group, item) for item in hand_written(self.codegen.codegen_of[group]) if item.symbol in wanted[group]]
+        if unresolved:
+            return report_unresolved(unresolved)
         write_if_changed(target[0].abspath, render_backend_stubs(self.backend, missing))
         report(f"[opgen] {self.backend.backend_key} missing kernels: {len(missing)} stubbed")
         return 0

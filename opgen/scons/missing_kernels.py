@@ -64,11 +64,7 @@ class _Check:
             print(f"scons: *** [opgen] {exc}", file=sys.stderr)
             return 2
         if unresolved:
-            for u in unresolved:
-                print(Diagnostic(u.like.location, f"{u.symbol} is not defined, and no declaration of operator group "
-                                                  f"'{u.group}' is it exactly; define it"), file=sys.stderr)
-            print(f"scons: *** [opgen] {len(unresolved)} undefined kernel symbol(s) opgen cannot tell apart", file=sys.stderr)
-            return 2
+            return report_unresolved(unresolved)
         keys = self._keys()
         if self.mode == "error":
             if missing:
@@ -89,6 +85,15 @@ class _Check:
         if self.mode == "error":
             return shown(env, "CHECK kernel definitions", "[opgen] check kernel definitions")
         return shown(env, f"STUB {target[0]}", f"[opgen] stub missing kernels -> {target[0]}")
+
+
+def report_unresolved(unresolved) -> int:
+    """Each undefined symbol no declaration spells exactly, at its operator's yaml line; exit status 2."""
+    for u in unresolved:
+        print(Diagnostic(u.like.location, f"{u.symbol} is not defined, and no declaration of operator group "
+                                          f"'{u.group}' is it exactly; define it"), file=sys.stderr)
+    print(f"scons: *** [opgen] {len(unresolved)} undefined kernel symbol(s) opgen cannot tell apart", file=sys.stderr)
+    return 2
 
 
 def _missing_kernels(env, mode, objects_by_group, defining, codegen, gen_dir, obj_dir, runtime_library=None):

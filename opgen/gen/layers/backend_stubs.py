@@ -28,6 +28,7 @@ from ...model.native_function import NativeFunction
 from ..engine import layout
 from .backend import BackendGroupCodegen
 from .lazy import kernel_name, lowers_eagerly, needs_shape_function, qualified, runtime_header
+from .missing_kernels import Missing
 from ..engine.render import render
 
 STANDIN_RUNTIME = "backends/support/standin_ir_runtime.h"
@@ -46,10 +47,6 @@ class HandWritten:
     bindings: tuple[Binding, ...]
     operators: tuple[str, ...]      # aten::abs
     location: Location              # the first operator's yaml entry
-
-    @property
-    def name(self) -> str:
-        return self.qualified.rpartition("::")[2]
 
     @property
     def symbol(self) -> str:
@@ -92,18 +89,20 @@ def _ir_function(what: str, backend: BackendYaml, name: str, returns: str, f: Na
                        tuple(dispatcher.bindings(f)), (dispatcher.qualified_name(f),), f.location)
 
 
-def render_backend_stubs(backend: BackendYaml, missing: Iterable[tuple[str, HandWritten]]) -> str:
-    """The stubs' translation unit: the headers declaring them (each group's), then one
-    definition per function at global scope (it must enclose both op and the backend's
-    namespace), with a trailing return type so that the types resolve in the function's scope."""
-    ordered = sorted(missing, key=lambda m: (m[0], m[1].symbol))
+def render_backend_stubs(backend: BackendYaml, missing: Iterable[Missing]) -> str:
+    """The stubs' translation unit (``missing``: link_check's finds, each a HandWritten of its
+    group): the headers declaring them (each group's), then one definition per function at global
+    scope (it must enclose both op and the backend's namespace), with a trailing return type so
+    that the types resolve in the function's scope."""
+    ordered = sorted(missing, key=lambda m: (m.group, m.declaration.symbol))
     key = backend.backend_key
     includes = set()
-    for group, item in ordered:
-        includes.add(layout.backend_native_header(key, group) if item.what == "kernel" else layout.backend_ir_header(key, group))
-    stubs = [{"qualified": item.qualified, "returns": item.returns,
-              "params": qualified(params(item.bindings, with_defaults=False)),
-              "message": f"{item.describe()} is not implemented"} for _, item in ordered]
+    for m in ordered:
+        header = layout.backend_native_header if m.declaration.what == "kernel" else layout.backend_ir_header
+        includes.add(header(key, m.group))
+    stubs = [{"qualified": m.declaration.qualified, "returns": m.declaration.returns,
+              "params": qualified(params(m.declaration.bindings, with_defaults=False)),
+              "message": f"{m.declaration.describe()} is not implemented"} for m in ordered]
     return render("backend_stubs.cpp.j2", backend=str(key), stubs=stubs, includes=sorted(includes))
 
 
