@@ -9,7 +9,8 @@ SCons.
 ``tool`` loads, from the generic toolset (opgen.scons.toolset, which knows nothing of
 operators): build_output (one short numbered line per step; --verbose for full commands), ccache
 (CCACHE_MODE, default auto), distcc (DISTCC_HOSTS, default none), compiler_version (objects depend
-on the compiler's version) and precompiled_header (PCH_MODE, default auto); then opgen's builders:
+on the compiler's version), precompiled_header (PCH_MODE, default auto) and linker (LINKER_MODE,
+default auto: lld, mold or gold when the compiler can use one); then opgen's builders:
 
     env.OpgenModel(yaml, tags=None) / OpgenModelJson        model.py
     env.OpgenCodegen(model, dir) / OpgenBackendCodegen      codegen.py   (one node per operator group)
@@ -31,7 +32,7 @@ import os
 # stay light. (opgen.scons_toolpath() gives the same path without importing opgen.scons.)
 TOOLPATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toolset")
 # Order matters: distcc wraps what ccache leaves; the precompiled header asks whether either compiles.
-COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precompiled_header")
+COMPILE_TOOLS = ("build_output", "ccache", "distcc", "compiler_version", "precompiled_header", "linker")
 
 
 def codegen_tool(env):

@@ -62,8 +62,9 @@ class _Stubs:
     """A stubbed build's check: the backend's hand-written functions (gen/layers/backend_stubs.py) its
     groups' objects call and its own objects do not define, each written as a stub."""
 
-    def __init__(self, backend, objects_by_group, defining, codegen):
+    def __init__(self, backend, objects_by_group, defining, codegen, memo):
         self.backend = backend
+        self.memo = memo  # object_symbols' memo, beside the stubs' source
         self.objects_by_group = objects_by_group
         self.defining = defining
         self.codegen = codegen
@@ -74,7 +75,8 @@ class _Stubs:
             # link_check's search, as for an operator library's kernels, in the backend's namespace.
             missing, unresolved = missing_kernels_of_library(
                 objects, [node.abspath for node in self.defining],
-                lambda group: hand_written(self.codegen.codegen_of[group]), scopes=(self.backend.cpp_namespace + "::",))
+                lambda group: hand_written(self.codegen.codegen_of[group]), scopes=(self.backend.cpp_namespace + "::",),
+                memo=self.memo)
         except NmError as exc:
             print(f"scons: *** [opgen] {exc}", file=sys.stderr)
             return 2
@@ -92,11 +94,13 @@ def _backend_stubs(env, target, backend, objects_by_group, defining, codegen):
     """The stubs' source (its object is the caller's to compile and link)."""
     objects_by_group = {group: env.Flatten(nodes) for group, nodes in objects_by_group.items()}
     defining = env.Flatten(list(defining))
-    stubs = _Stubs(backend, objects_by_group, defining, codegen)
+    memo = env.File(f"{target}.symbols.json")
+    stubs = _Stubs(backend, objects_by_group, defining, codegen, memo.abspath)
     sources = [o for group in sorted(objects_by_group) for o in objects_by_group[group]] + defining
     node = env.Command(target, sources + [env.Value(f"{backend.backend_key} stubs:{codegen.keys}")],
                        env.Action(stubs.run, strfunction=stubs.describe))
     env.Precious(node)  # written only when its bytes change: SCons must not delete it first
+    env.Clean(node, memo)
     return node
 
 

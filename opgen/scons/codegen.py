@@ -35,6 +35,7 @@ class CodegenResult:
         self.sources_by_group: dict[str, list] = {}  # group -> the nodes the build compiles
         self.folded_by_group: dict[str, list[str]] = {}  # group -> absolute paths of the sources its unit folds in
         self.codegen_of: dict = {}  # group -> what renders its files (declarations: gen/layers/declarations.py)
+        self.key_of: dict[str, str] = {}  # group -> its content key
         self.targets: list = []
         # One target of each codegen step (a group's files, the umbrellas): building one builds
         # all its step's files, so an alias of these is an alias of every file, at a tenth of the
@@ -131,6 +132,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
             result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]
             result.codegen_of[job.codegen.name] = job.codegen
+            result.key_of[job.codegen.name] = job.key
     # The umbrellas depend on which files each group has, and on what else the section says they
     # render (a backend's non-native IR nodes).
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())

@@ -19,7 +19,7 @@ import SCons.Script
 
 from opgen.errors import Diagnostic
 from opgen.gen.layers.missing_kernels import STUBS_SOURCE, render_missing_kernels
-from opgen.link_check import NmError, missing_kernels_of_library
+from opgen.link_check import NmError, Resolutions, missing_kernels_of_library
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
 from opgen.writer import write_if_changed
@@ -41,8 +41,11 @@ class _Check:
     """One library's check: the groups' objects, what defines kernels, and the groups' codegen
     (its declarations, computed only for groups with missing symbols)."""
 
-    def __init__(self, mode, objects_by_group, defining, codegen, runtime_library):
+    def __init__(self, mode, objects_by_group, defining, codegen, runtime_library, memo):
         self.mode = mode
+        # What an edit's check reads again only for what changed: object_symbols' memo (nm runs on
+        # the recompiled objects) and the groups' resolutions (link_check.Resolutions).
+        self.memo = memo
         self.objects_by_group = objects_by_group
         self.defining = defining
         self.codegen = codegen
@@ -50,6 +53,11 @@ class _Check:
 
     def _declarations(self, group):
         return self.codegen.codegen_of[group].declarations
+
+    def _identity(self, group):
+        """What a group's declarations follow from: its content key and its functions' yaml lines."""
+        lines = " ".join(str(f.location) for f in self.codegen.codegen_of[group].group.functions)
+        return f"{self.codegen.key_of.get(group, '')} {lines}"
 
     def _keys(self):
         any_group = next(iter(self.codegen.codegen_of.values()), None)
@@ -59,7 +67,8 @@ class _Check:
         objects = {group: [node.abspath for node in nodes] for group, nodes in self.objects_by_group.items()}
         try:
             missing, unresolved = missing_kernels_of_library(objects, [node.abspath for node in self.defining],
-                                                             self._declarations, self.runtime_library)
+                                                             self._declarations, self.runtime_library, memo=self.memo,
+                                                             resolutions=Resolutions(self.memo + ".resolved", self._identity))
         except NmError as exc:
             print(f"scons: *** [opgen] {exc}", file=sys.stderr)
             return 2
@@ -102,7 +111,8 @@ def _missing_kernels(env, mode, objects_by_group, defining, codegen, gen_dir, ob
     generated units; ``defining``: the library's other objects (kernels, ...)."""
     objects_by_group = {group: env.Flatten(objects) for group, objects in objects_by_group.items()}
     defining = env.Flatten(list(defining))
-    check = _Check(mode, objects_by_group, defining, codegen, runtime_library)
+    memo = env.File(f"{obj_dir}/kernel_symbols.json")
+    check = _Check(mode, objects_by_group, defining, codegen, runtime_library, memo.abspath)
     stubs = env.File(f"{gen_dir}/{STUBS_SOURCE}")
     if mode == "error" and os.path.exists(stubs.abspath) and not SCons.Script.GetOption("no_exec"):
         os.unlink(stubs.abspath)  # an earlier stubbed build's: nothing compiles it now
@@ -114,6 +124,7 @@ def _missing_kernels(env, mode, objects_by_group, defining, codegen, gen_dir, ob
     node = env.Command(target, sources, env.Action(check.run, strfunction=check.describe))
     if mode == "stub":
         env.Precious(node)  # written only when its bytes change: SCons must not delete it first
+    env.Clean(node, [memo, f"{memo.abspath}.resolved"])
     return node
 
 

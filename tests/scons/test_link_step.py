@@ -1,0 +1,118 @@
+"""What an edit pays between the compile and a loadable library (issue 40): the linker the
+build chose (opgen/scons/toolset/linker.py), thin archives without an index (link.py), and the
+kernel check reading only the objects that changed (opgen/object_symbols.py, link_check.py)."""
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from helpers import copy_built, run_scons
+from scons_helpers import LIBRARY, ok, rewrite_in_a_later_second, scons
+
+GROUP_ARCHIVES = os.path.join("build", "obj", "gen")
+
+
+def _comment(library) -> str:
+    """The library's .comment section: each linker that touched it signs it (LLD, mold, GNU gold)."""
+    return subprocess.run(["readelf", "-p", ".comment", str(library)], capture_output=True, text=True).stdout
+
+
+def _first_available():
+    from opgen.scons.toolset.linker import AUTO_ORDER
+    return next((name for name in AUTO_ORDER if shutil.which(f"ld.{name}")), None)
+
+
+def test_auto_links_with_the_first_faster_linker_installed(built_project):
+    linker = _first_available()
+    if linker is None:
+        pytest.skip("none of lld, mold, gold is installed")
+    signature = {"lld": "LLD", "mold": "mold", "gold": "gold"}[linker]
+    assert signature in _comment(built_project.root / LIBRARY)
+
+
+def test_group_archives_are_thin_and_carry_no_index(built_project):
+    archives = sorted((built_project.root / GROUP_ARCHIVES).glob("libopgen_shard*.a"))
+    assert archives
+    for archive in archives:
+        assert archive.read_bytes()[:8] == b"!<thin>\n", archive
+        # No armap: `nm --print-armap` lists an "Archive index:" only when there is one.
+        index = subprocess.run(["nm", "--print-armap", str(archive)], capture_output=True, text=True).stdout
+        assert "Archive index:" not in index, archive
+
+
+def _set_add_scalar_alpha(project, value: int) -> None:
+    """add.Scalar's default alpha, in the yaml and in its derivatives entry (which repeats the schema)."""
+    for name, prefix in (("native_functions.yaml", "- func: "), ("derivatives.yaml", "- name: ")):
+        path = project / "yaml" / name
+        text = path.read_text()
+        line = next((l for l in text.splitlines() if l.startswith(f"{prefix}add.Scalar(Tensor self, Scalar other, *, Scalar alpha=")), None)
+        if line is not None:
+            rewrite_in_a_later_second(path, text.replace(line, re.sub(r"alpha=\d+\)", f"alpha={value})", line)))
+
+
+def test_an_edit_that_keeps_the_archive_bytes_still_relinks(built_project, tmp_path):
+    """A thin archive holds its members' names and sizes: a one-digit edit of a default leaves it
+    byte-identical, and the library must relink from the objects all the same."""
+    project = copy_built(built_project.root, tmp_path / "project")
+    shard = next(p for p in sorted((project / GROUP_ARCHIVES).glob("libopgen_shard*.a"))
+                 if b"ops/add_unit.os" in p.read_bytes())
+    shard_before = shard.read_bytes()
+    _set_add_scalar_alpha(project, 7)
+    build = ok(scons(project))
+    assert "build/obj/gen/ops/add_unit.os" in build.compiled
+    assert build.linked
+    assert shard.read_bytes() == shard_before  # the case this test is about
+    assert b"Scalar alpha=7" in (project / LIBRARY).read_bytes()
+
+
+def test_the_kernel_check_reads_only_recompiled_objects(built_project, tmp_path):
+    """The check's memo (object_symbols.SymbolMemo) has every object; after an edit of one group,
+    nm reads only objects that were recompiled (a wrapper on PATH logs what nm is asked)."""
+    project = copy_built(built_project.root, tmp_path / "project")
+    assert (project / "build" / "obj" / "gen" / "kernel_symbols.json").is_file()
+    log = tmp_path / "nm.log"
+    wrapper_dir = tmp_path / "bin"
+    wrapper_dir.mkdir()
+    wrapper = wrapper_dir / "nm"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("nm")} "$@"\n')
+    wrapper.chmod(0o755)
+    _set_add_scalar_alpha(project, 5)
+    build = ok(scons(project, env={"PATH": f"{wrapper_dir}{os.pathsep}{os.environ['PATH']}"}))
+    # add's default is in op::add's declaration: its unit and the kernels including ops/add.h recompile.
+    assert "build/obj/gen/ops/add_unit.os" in build.compiled and len(build.compiled) < 10
+    read = [word for line in log.read_text().splitlines() for word in line.split() if word.endswith(".os")]
+    assert str(project / "build" / "obj" / "gen" / "ops" / "add_unit.os") in read
+    assert set(read) <= {str(project / path) for path in build.compiled}
+
+
+def test_a_linker_the_compiler_cannot_use_stops_the_build(tmp_path):
+    """--linker=NAME (LINKER_MODE) with a compiler that rejects -fuse-ld=NAME: exit status 2 and why."""
+    compiler = tmp_path / "cxx"
+    compiler.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        for a in "$@"; do case "$a" in -fuse-ld=mold) echo "no mold" >&2; exit 1;; esac; done
+        exec {shutil.which("g++")} "$@"
+        """))
+    compiler.chmod(0o755)
+    (tmp_path / "SConstruct").write_text(textwrap.dedent(f"""\
+        import opgen.scons
+        env = Environment(tools=["default", "linker"], toolpath=[opgen.scons.TOOLPATH], CXX="{compiler}",
+                          LINKER_MODE=ARGUMENTS.get("linker", "auto"), LINKER_PROBE_CACHE="")
+        print("linker:", env["LINKER"] or "default")
+        """))
+    stopped = run_scons(tmp_path, "linker=mold")
+    assert stopped.returncode == 2
+    assert "--linker=mold" in stopped.stderr and "-fuse-ld=mold" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    bad = run_scons(tmp_path, "linker=ldd")
+    assert bad.returncode == 2 and "--linker=ldd is not one of auto, lld, mold, gold, bfd" in bad.stderr
+    chosen = ok_run(run_scons(tmp_path, "linker=bfd"))
+    assert "linker: bfd" in chosen.stdout
+
+
+def ok_run(result):
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
