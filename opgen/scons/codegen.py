@@ -17,6 +17,7 @@ import time
 
 import SCons.Script
 
+from opgen.scons.noop import noop_line
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
 from opgen.scons.scan_rules import unscanned
@@ -27,7 +28,7 @@ from opgen.errors import OpgenError
 from opgen.fingerprint import digest
 from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.engine.layout import compiled_sources, folded_sources
-from opgen.gen.engine.plan import CodegenPlan, Section
+from opgen.gen.engine.plan import CodegenPlan, Report, Section
 from opgen.gen.sections import backend_section, in_tree_section
 
 class CodegenResult:
@@ -57,6 +58,7 @@ class _PlanNodes:
         self.layout = plan.layout(section)  # {group: files}, as declared
         self.job_of_node: dict[str, str] = {}  # abspath of a group's first file -> its job's name
         atexit.register(self.finish)
+        noop_line(Report(plan.report.label, plan.report.groups, plan.report.backend_key).summary().splitlines()[0])  # what a no-op prints
 
     def job_name(self, target) -> str:
         return self.job_of_node[target[0].abspath]

@@ -6,6 +6,7 @@ Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model,
 """
 import os
 
+from opgen.scons.noop import input_file
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import shown
 
@@ -35,6 +36,7 @@ def display_path(env, written, node) -> str:
 def _load(env, yaml, tags=None):
     yaml_node = env.File(yaml)
     tags_node = env.File(tags) if tags else None
+    input_file(yaml_node.srcnode().abspath, tags_node.srcnode().abspath if tags_node else None)
     try:
         with paused_for_resident_objects():
             model = load_model_cached(
@@ -54,6 +56,7 @@ def _derivatives(env, model, derivatives, found_beside=False):
     from opgen.gen.layers.autograd_kernels import AutogradModel
 
     node = env.File(derivatives)
+    input_file(node.srcnode().abspath)
     try:
         with paused_for_resident_objects():
             return load_autograd_cached(model, node.srcnode().abspath, AutogradModel, cache_dir=env.get("OPGEN_CACHE_DIR"),

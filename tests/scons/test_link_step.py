@@ -2,7 +2,6 @@
 build chose (opgen/scons/toolset/linker.py), thin archives without an index (link.py), and the
 kernel check reading only the objects that changed (opgen/object_symbols.py, link_check.py)."""
 import os
-import re
 import shutil
 import subprocess
 import textwrap
@@ -10,7 +9,7 @@ import textwrap
 import pytest
 
 from helpers import copy_built, run_scons
-from scons_helpers import LIBRARY, ok, rewrite_in_a_later_second, scons
+from scons_helpers import LIBRARY, ok, scons, edit_add_default
 
 GROUP_ARCHIVES = os.path.join("build", "obj", "gen")
 
@@ -43,16 +42,6 @@ def test_group_archives_are_thin_and_carry_no_index(built_project):
         assert "Archive index:" not in index, archive
 
 
-def _set_add_scalar_alpha(project, value: int) -> None:
-    """add.Scalar's default alpha, in the yaml and in its derivatives entry (which repeats the schema)."""
-    for name, prefix in (("native_functions.yaml", "- func: "), ("derivatives.yaml", "- name: ")):
-        path = project / "yaml" / name
-        text = path.read_text()
-        line = next((l for l in text.splitlines() if l.startswith(f"{prefix}add.Scalar(Tensor self, Scalar other, *, Scalar alpha=")), None)
-        if line is not None:
-            rewrite_in_a_later_second(path, text.replace(line, re.sub(r"alpha=\d+\)", f"alpha={value})", line)))
-
-
 def test_an_edit_that_keeps_the_archive_bytes_still_relinks(built_project, tmp_path):
     """A thin archive holds its members' names and sizes: a one-digit edit of a default leaves it
     byte-identical, and the library must relink from the objects all the same."""
@@ -60,12 +49,12 @@ def test_an_edit_that_keeps_the_archive_bytes_still_relinks(built_project, tmp_p
     shard = next(p for p in sorted((project / GROUP_ARCHIVES).glob("libopgen_shard*.a"))
                  if b"ops/add_unit.os" in p.read_bytes())
     shard_before = shard.read_bytes()
-    _set_add_scalar_alpha(project, 7)
+    edit_add_default(project, "2")
     build = ok(scons(project))
     assert "build/obj/gen/ops/add_unit.os" in build.compiled
     assert build.linked
     assert shard.read_bytes() == shard_before  # the case this test is about
-    assert b"Scalar alpha=7" in (project / LIBRARY).read_bytes()
+    assert b"Scalar alpha=2" in (project / LIBRARY).read_bytes()
 
 
 def test_the_kernel_check_reads_only_recompiled_objects(built_project, tmp_path):
@@ -79,7 +68,7 @@ def test_the_kernel_check_reads_only_recompiled_objects(built_project, tmp_path)
     wrapper = wrapper_dir / "nm"
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("nm")} "$@"\n')
     wrapper.chmod(0o755)
-    _set_add_scalar_alpha(project, 5)
+    edit_add_default(project, "3")
     build = ok(scons(project, env={"PATH": f"{wrapper_dir}{os.pathsep}{os.environ['PATH']}"}))
     # add's default is in op::add's declaration: its unit and the kernels including ops/add.h recompile.
     assert "build/obj/gen/ops/add_unit.os" in build.compiled and len(build.compiled) < 10

@@ -113,7 +113,7 @@ class Steps:
     def _count(self, env):
         try:
             counter = _PendingSteps(env.get("BUILD_OUTPUT_TERMINAL_PROGRESS") or {} if self._terminal() else {})
-            for node in _build_targets(env):
+            for node in build_target_nodes():
                 counter.pending(node)
             self.planned_kinds = counter.kinds
             return len(counter.steps)
@@ -121,16 +121,17 @@ class Steps:
             return 0
 
 
-def _build_targets(env):
+def build_target_nodes():
+    """The nodes this run builds: the command line's targets, else the defaults, else the top directory."""
     fs = SCons.Node.FS.get_default_fs()
     names = list(SCons.Script.COMMAND_LINE_TARGETS) or list(SCons.Script.DEFAULT_TARGETS) or [fs.Top]
     nodes = []
-    for name in names:
+    for name in SCons.Util.flatten(names):
         if isinstance(name, SCons.Node.Node):
             nodes.append(name)
         else:
             nodes.append(SCons.Node.Alias.default_ans.lookup(name) or fs.Entry(name, fs.Top))
-    return env.Flatten(nodes)
+    return SCons.Util.flatten(nodes)
 
 
 class _PendingSteps:

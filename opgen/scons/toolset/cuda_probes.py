@@ -30,7 +30,7 @@ def nvcc_architectures(nvcc: str, cache_path: Optional[str], cuda_home: str = ""
     return codes or None
 
 
-def _gpu_set() -> str:
+def gpu_set() -> str:
     """What changes when GPUs come or go: the boot, and the device nodes of this container."""
     try:
         with open(BOOT_ID, encoding="utf-8") as handle:
@@ -47,5 +47,5 @@ def gpu_compute_caps(nvidia_smi: str, cache_path: Optional[str]) -> Optional[tup
     if not nvidia_smi:
         return None
     command = [nvidia_smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
-    text = probe_cache.run(cache_path, command, probe_cache.program_key(*command) + " " + _gpu_set(), timeout=60)
+    text = probe_cache.run(cache_path, command, probe_cache.program_key(*command) + " " + gpu_set(), timeout=60)
     return (cuda_arch.parse_compute_caps(text) or None) if text is not None else None

@@ -1,0 +1,144 @@
+"""What a finished build read and wrote, as it stood when the build ended, and the check that
+none of it has changed since: the no-op shortcut (opgen/scons/noop.py).
+
+A no-op on PyTorch's yaml spends ~1.3 s reading SConscripts (the model, ~2,800 builder calls) and
+walking ~8,700 nodes to find that nothing changed. Whether anything changed can be told from the
+files alone: every file in the build's graph (sources, implicit dependencies, targets), the
+directories holding them (a file added where a Glob looks), the program and package directories
+(a tool or a wheel installed where `auto` looks), and the invocation (arguments, environment,
+interpreter, GPUs). If each is as the last successful build left it, that build's result holds.
+
+A file is compared by size and mtime, like make and ninja. A file modified within RACY_NS of
+the snapshot could be rewritten again within one timestamp tick with the same size; such files
+also keep a digest of their bytes, compared when their stat is unchanged (git's "racily clean"
+entries). No SCons here: noop.py collects the paths from SCons' graph.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional
+
+import xxhash
+
+MANIFEST_VERSION = 1
+# Variables a shell changes between commands without changing what a build does.
+VOLATILE_ENVIRONMENT = ("PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES")
+RACY_NS = 2_000_000_000  # files modified this close to the snapshot keep a digest of their bytes
+
+
+@dataclass(frozen=True)
+class Manifest:
+    key: str                          # the invocation's digest (invocation_key)
+    files: Mapping[str, str]          # path -> "size:mtime_ns" ("" for a file that did not exist)
+    directories: Mapping[str, str]    # path -> "mtime_ns" ("" when missing)
+    digests: Mapping[str, str]        # racy files and directories -> digest of their bytes or listing
+    lines: tuple[str, ...]            # what a no-op prints (SCons' "is up to date", opgen's reports)
+
+
+def invocation_key(argv: Iterable[str], cwd: str, environ: Mapping[str, str], *extra: str) -> str:
+    """The digest of what a build is asked and where: its arguments, directory, environment (less
+    VOLATILE_ENVIRONMENT) and ``extra`` (the interpreter, the GPUs present, ...)."""
+    hasher = xxhash.xxh3_128()
+    for part in (*argv, "\0cwd", cwd, "\0env",
+                 *(f"{k}={v}" for k, v in sorted(environ.items()) if k not in VOLATILE_ENVIRONMENT), "\0extra", *extra):
+        hasher.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return hasher.hexdigest()
+
+
+def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: Iterable[str]) -> Manifest:
+    """The files' and directories' states now (paths as given)."""
+    now = time.time_ns()
+    file_states, directory_states, digests = {}, {}, {}
+    for path in sorted(set(files)):
+        stat = _stat(path)
+        file_states[path] = _file_state(stat)
+        if stat is not None and stat.st_mtime_ns >= now - RACY_NS:
+            digests[path] = _file_digest(path)
+    for path in sorted(set(directories)):
+        stat = _stat(path)
+        directory_states[path] = str(stat.st_mtime_ns) if stat is not None else ""
+        if stat is not None and stat.st_mtime_ns >= now - RACY_NS:
+            digests[path] = _listing_digest(path)
+    return Manifest(key, file_states, directory_states, digests, tuple(lines))
+
+
+def unchanged(manifest: Manifest, key: str) -> bool:
+    """Whether ``key`` is the manifest's and every file and directory is as recorded."""
+    if manifest.key != key:
+        return False
+    for path, state in manifest.files.items():
+        if _file_state(_stat(path)) != state:
+            return False
+        if path in manifest.digests and _file_digest(path) != manifest.digests[path]:
+            return False
+    for path, state in manifest.directories.items():
+        stat = _stat(path)
+        if (str(stat.st_mtime_ns) if stat is not None else "") != state:
+            return False
+        if path in manifest.digests and _listing_digest(path) != manifest.digests[path]:
+            return False
+    return True
+
+
+def read_manifest(path: str) -> Optional[Manifest]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if data.get("version") != MANIFEST_VERSION:
+            return None
+        return Manifest(data["key"], data["files"], data["directories"], data["digests"], tuple(data["lines"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write_manifest(path: str, manifest: Manifest) -> None:
+    data = {"version": MANIFEST_VERSION, "key": manifest.key, "files": dict(manifest.files),
+            "directories": dict(manifest.directories), "digests": dict(manifest.digests), "lines": list(manifest.lines)}
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
+    os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from the checkout's other users
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+    os.replace(temporary, path)  # whole or not at all: a half-written manifest would be unreadable, never wrong
+
+
+def remove_manifest(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _stat(path: str):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _file_state(stat) -> str:
+    return f"{stat.st_size}:{stat.st_mtime_ns}" if stat is not None else ""
+
+
+def _file_digest(path: str) -> str:
+    hasher = xxhash.xxh3_128()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                hasher.update(block)
+    except OSError:
+        return ""
+    return hasher.hexdigest()
+
+
+def _listing_digest(path: str) -> str:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return ""
+    return xxhash.xxh3_128("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
