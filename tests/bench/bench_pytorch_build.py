@@ -34,7 +34,7 @@ average at the start and at the end.
    a number derived from time.time_ns(). PyTorch's: cov's `int correction` (a method variant, no
    derivatives.yaml entry) and addcmul's `Scalar value` (structured, with a backward formula:
    its derivatives.yaml `- name:` repeats the schema, so that line is edited too, as a user
-   must). Each rebuild is timed (`--debug=time`); each edit reports groups regenerated,
+   must, and so are addcmul.out's and addcmul_'s: torchgen rejects overloads that differ). Each rebuild is timed (`--debug=time`); each edit reports groups regenerated,
    generated files rewritten, objects recompiled (listed under the table; goal: only the
    group's own), whether the library relinked, wall seconds (goal <= 3 s, issue 40's), where
    that wall went, and `import opdispatch` in a fresh process after it (median of 3, goal
@@ -165,13 +165,15 @@ runpy.run_module("SCons", run_name="__main__", alter_sys=True)
 
 @dataclass(frozen=True)
 class EditTarget:
-    """A default value to set to a fresh number: ``pattern`` (one match, groups: before, the
-    number, after) in the operator yaml and, where the derivatives entry repeats the schema, in
-    derivatives.yaml."""
+    """A default value to set to a fresh number: ``yaml`` (groups: before, the number, after;
+    ``overloads`` matches: the overloads of an operator share its defaults, or torchgen rejects
+    the yaml) in the operator yaml and, where the derivatives entry repeats the schema,
+    ``derivatives`` (one match) in derivatives.yaml."""
     group: str
     what: str
     yaml: str
     derivatives: Optional[str] = None
+    overloads: int = 1
 
 
 # Every target whose yaml pattern matches the yaml copy is edited, one after the other.
@@ -180,10 +182,13 @@ EDIT_TARGETS = (
     EditTarget("cov", "cov's default correction",
                r"(?m)^(- func: cov\(Tensor self, \*, int correction=)(-?\d+)(,)"),
     # PyTorch: a structured operator with a backward formula, whose derivatives entry repeats the
-    # schema (the default too): the edit a user makes to both files
-    EditTarget("addcmul", "addcmul's default value",
-               r"(?m)^(- func: addcmul\(Tensor self, Tensor tensor1, Tensor tensor2, \*, Scalar value=)(-?\d+)(\))",
-               r"(?m)^(- name: addcmul\(Tensor self, Tensor tensor1, Tensor tensor2, \*, Scalar value=)(-?\d+)(\))"),
+    # schema (the default too): the edit a user makes to both files, in addcmul, addcmul.out and
+    # addcmul_ alike (torchgen will not group a structured operator whose overloads differ)
+    EditTarget("addcmul", "addcmul's default value (its 3 overloads)",
+               r"(?m)^(- func: addcmul(?:\.out|_)?\(Tensor(?:\(a!\))? self, Tensor tensor1, Tensor tensor2, \*, "
+               r"Scalar value=)(-?\d+)([,)])",
+               r"(?m)^(- name: addcmul\(Tensor self, Tensor tensor1, Tensor tensor2, \*, Scalar value=)(-?\d+)(\))",
+               overloads=3),
     # this repository's yaml (--yaml-dir yaml): add.Scalar, whose derivatives entry repeats the schema
     EditTarget("add", "add.Scalar's default alpha",
                r"(?m)^(- func: add\.Scalar\(Tensor self, Scalar other, \*, Scalar alpha=)(-?\d+)(\))",
@@ -393,15 +398,15 @@ def startup(project: str, runs: int, report: Report) -> None:
 
 def _targets(project: str) -> list[EditTarget]:
     text = Path(project, YAML_DIR, "native_functions.yaml").read_text(encoding="utf-8")
-    targets = [target for target in EDIT_TARGETS if len(re.findall(target.yaml, text)) == 1]
+    targets = [target for target in EDIT_TARGETS if len(re.findall(target.yaml, text)) == target.overloads]
     if not targets:
         raise RuntimeError(f"none of the edit targets ({', '.join(t.what for t in EDIT_TARGETS)}) is in the yaml")
     return targets
 
 
-def _set_number(text: str, pattern: str, value: int) -> str:
+def _set_number(text: str, pattern: str, value: int, matches: int = 1) -> str:
     edited, count = re.subn(pattern, lambda m: f"{m.group(1)}{value}{m.group(3)}", text)
-    assert count == 1, (pattern, count)
+    assert count == matches, (pattern, count)
     return edited
 
 
@@ -414,12 +419,13 @@ def fresh_value(project: str, target: EditTarget) -> int:
 
 def edited_texts(project: str, target: EditTarget, value: int) -> dict[str, str]:
     """{file under the yaml copy: its edited text}."""
-    names = [("native_functions.yaml", target.yaml)] + ([("derivatives.yaml", target.derivatives)] if target.derivatives else [])
+    names = [("native_functions.yaml", target.yaml, target.overloads)] + (
+        [("derivatives.yaml", target.derivatives, 1)] if target.derivatives else [])
     result = {}
-    for name, pattern in names:
+    for name, pattern, matches in names:
         path = Path(project, YAML_DIR, name)
         if path.is_file():
-            result[name] = _set_number(path.read_text(encoding="utf-8"), pattern, value)
+            result[name] = _set_number(path.read_text(encoding="utf-8"), pattern, value, matches)
     return result
 
 
@@ -522,7 +528,8 @@ def edit_parts(run: SconsRun) -> tuple[dict[str, float], list[str]]:
     parts["scons"] = (totals["scons"] - totals["sconsign"] - before_sconscripts
                       + max(0.0, totals["commands"] - timed))
     parts["exit"] = run.ended - (run.clock["scons_start"] + totals["build"])
-    notes = [f"{key}: {', '.join(lines[:6])}" + (", ..." if len(lines) > 6 else "") for key, lines in commands.items()]
+    notes = [f"{'other' if key == 'commands' else key}: {', '.join(lines[:6])}" + (", ..." if len(lines) > 6 else "")
+             for key, lines in commands.items()]
     overlap = timed - totals["commands"]
     if overlap > 0.005:
         notes.append(f"commands overlapped (-j2) by {overlap:.2f} s: the parts add up to {sum(parts.values()):.2f} s "
@@ -600,7 +607,7 @@ def one_operator_edit(project: str, target: EditTarget, report: Report) -> tuple
                         + (f"; outside {target.group}'s files: {', '.join(outside)}" if outside else ""))
     report.notes.append(f"{name}: rewrote (build/gen) " + (", ".join(rewritten[:20]) or "nothing")
                         + (", ..." if len(rewritten) > 20 else ""))
-    report.notes += [f"{name}: commands, s: {line}" for line in part_notes]
+    report.notes += [f"{name}: timed commands (s), {line}" for line in part_notes]
     return original, edited["native_functions.yaml"]
 
 
