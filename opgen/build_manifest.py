@@ -15,6 +15,7 @@ entries). No SCons here: noop.py collects the paths from SCons' graph.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -96,15 +97,28 @@ def read_manifest(path: str) -> Optional[Manifest]:
 
 
 def write_manifest(path: str, manifest: Manifest) -> None:
-    data = {"version": MANIFEST_VERSION, "key": manifest.key, "files": dict(manifest.files),
-            "directories": dict(manifest.directories), "digests": dict(manifest.digests), "lines": list(manifest.lines)}
-    directory = os.path.dirname(path) or "."
+    directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
     os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from the checkout's other users
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, separators=(",", ":"))
+        handle.write(_json(manifest))
     os.replace(temporary, path)  # whole or not at all: a half-written manifest would be unreadable, never wrong
+    if directory in manifest.directories:
+        # Its own directory changed as it was written: recorded again, the file rewritten in place
+        # (which changes no directory). Torn, it reads as no manifest.
+        stat = os.stat(directory)
+        directories = {**manifest.directories, directory: str(stat.st_mtime_ns)}
+        digests = {**manifest.digests, directory: _listing_digest(directory)} if directory in manifest.digests else manifest.digests
+        with open(path, "r+", encoding="utf-8") as handle:
+            handle.write(_json(dataclasses.replace(manifest, directories=directories, digests=digests)))
+            handle.truncate()
+
+
+def _json(manifest: Manifest) -> str:
+    return json.dumps({"version": MANIFEST_VERSION, "key": manifest.key, "files": dict(manifest.files),
+                       "directories": dict(manifest.directories), "digests": dict(manifest.digests),
+                       "lines": list(manifest.lines)}, separators=(",", ":"))
 
 
 def remove_manifest(path: str) -> None:

@@ -30,7 +30,7 @@ def referenced_kernels(registration_objects: Iterable[str], kernel_scope: str) -
     objects = list(registration_objects)
     found: dict[str, list[str]] = {}
     # One nm for all objects; -A prefixes each line with its object, "path: U name".
-    for line in nm(objects, "-u", "-A"):
+    for line in nm(objects, "-C", "-u", "-A"):
         obj, _, rest = line.partition(": ")
         kind, name = symbol_of(rest)
         if kind == "U" and name.startswith(kernel_scope + "::"):
@@ -41,7 +41,7 @@ def referenced_kernels(registration_objects: Iterable[str], kernel_scope: str) -
 def undefined_by_object(objects: Iterable[str], scopes: tuple[str, ...]) -> dict[str, set[str]]:
     """{object: the symbols in ``scopes`` it uses and does not define}, for every object."""
     found: dict[str, set[str]] = {path: set() for path in objects}
-    for line in nm(found, "-u", "-A"):
+    for line in nm(found, "-C", "-u", "-A"):
         obj, _, rest = line.partition(": ")
         kind, name = symbol_of(rest)
         if kind == "U" and name.startswith(scopes):
@@ -52,7 +52,7 @@ def undefined_by_object(objects: Iterable[str], scopes: tuple[str, ...]) -> dict
 def defined_symbols(objects: Iterable[str], *flags: str) -> set[str]:
     """The functions ``objects`` define (``flags``: -D for a shared library's exported ones)."""
     names = set()
-    for line in nm(objects, "--defined-only", *flags):
+    for line in nm(objects, "-C", "--defined-only", *flags):
         kind, name = symbol_of(line)
         if kind and kind.upper() in ("T", "W"):
             names.add(name)

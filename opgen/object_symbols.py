@@ -16,7 +16,9 @@ import subprocess
 import tempfile
 from typing import Iterable, Optional
 
-MEMO_VERSION = 1
+import xxhash
+
+MEMO_VERSION = 2
 
 
 class NmError(RuntimeError):
@@ -24,12 +26,12 @@ class NmError(RuntimeError):
 
 
 def nm(objects: Iterable[str], *flags: str) -> list[str]:
-    """``nm -C FLAGS OBJECTS``' lines (demangled)."""
+    """``nm FLAGS OBJECTS``' lines (-C among the flags: demangled)."""
     paths = list(objects)
     if not paths:
         return []
     try:
-        run = subprocess.run(["nm", "-C", *flags, *paths], capture_output=True, text=True, check=False)
+        run = subprocess.run(["nm", *flags, *paths], capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:
         raise NmError("nm (binutils) is not installed; it is needed to check the kernels' definitions") from exc
     if run.returncode != 0:
@@ -50,16 +52,24 @@ def symbol_of(line: str) -> tuple[str, str]:
 
 
 # What nm is asked for each kind: only undefined symbols (fast: ~0.7 s for PyTorch's ~1,400 group
-# units), or only defined ones (of the kernels' objects, a few).
-KINDS = {"undefined": ("-u",), "defined": ("--defined-only",)}
+# units), only defined ones (of the kernels' objects, a few), or the defined ones with their sizes
+# (mangled: what the linker folds is what has one name).
+KINDS = {"undefined": ("-C", "-u"), "defined": ("-C", "--defined-only"), "sized": ("--defined-only", "-S")}
+# nm's letters of what lands in a shared library's allocated sections: text, data, bss, rodata,
+# small data; and of what the linker keeps one copy of (weak functions and objects, unique globals:
+# the inline functions and templates every object that uses them carries).
+_ALLOCATED = frozenset("TtDdBbRrGgSsVvWwu")
+_FOLDED = frozenset("VvWwu")
 
 
 class SymbolMemo:
-    """Objects' symbols within ``scopes``, by kind: "undefined" (what an object uses and does not
-    define) or "defined" (the functions it defines: nm's T/t, W/w). ``path``: the memo file (None:
-    nothing is remembered); ``save`` rewrites it with the objects asked since it was opened."""
+    """Objects' symbols, by kind: "undefined" (what an object uses and does not define) and
+    "defined" (the functions it defines: nm's T/t, W/w), both within ``scopes``; "sized" (its
+    allocated bytes: ``[own, [[symbol digest, bytes], ...]]``, its own symbols' bytes and each
+    foldable symbol's). ``path``: the memo file (None: nothing is remembered); ``save`` rewrites
+    it with the objects asked since it was opened."""
 
-    def __init__(self, path: Optional[str], scopes: tuple[str, ...]):
+    def __init__(self, path: Optional[str], scopes: tuple[str, ...] = ()):
         self.path = path
         self.scopes = scopes
         self._recorded = _read_memo(path, scopes) if path else {}
@@ -67,12 +77,25 @@ class SymbolMemo:
         self._changed = False
 
     def undefined(self, objects: Iterable[str]) -> dict[str, frozenset[str]]:
-        return self._symbols("undefined", objects)
+        return {path: frozenset(names) for path, names in self._symbols("undefined", objects).items()}
 
     def defined(self, objects: Iterable[str]) -> dict[str, frozenset[str]]:
-        return self._symbols("defined", objects)
+        return {path: frozenset(names) for path, names in self._symbols("defined", objects).items()}
 
-    def _symbols(self, kind: str, objects: Iterable[str]) -> dict[str, frozenset[str]]:
+    def linked_bytes(self, objects_in_link_order: Iterable[str]) -> dict[str, int]:
+        """{object: the bytes it contributes to the allocated sections of a library linked from
+        the objects in this order}: its own symbols, and each foldable one it is the first to
+        carry (the copy the linker keeps). Sections of no symbol (string literals, unwind
+        tables) are left out: a share of the library, not its size."""
+        paths = list(dict.fromkeys(objects_in_link_order))
+        kept: set[int] = set()
+        sizes = {}
+        for path, (own, foldable) in self._symbols("sized", paths).items():
+            sizes[path] = own + sum(size for digest, size in foldable if digest not in kept)
+            kept.update(digest for digest, _ in foldable)
+        return sizes
+
+    def _symbols(self, kind: str, objects: Iterable[str]) -> dict[str, object]:
         paths = list(dict.fromkeys(objects))
         recorded, asked = self._recorded.get(kind, {}), self._asked[kind]
         stale = []
@@ -83,10 +106,11 @@ class SymbolMemo:
                 asked[name] = entry
             else:
                 stale.append(path)
-        for path, names in _read_objects(stale, self.scopes, kind).items():
-            asked[self._name(path)] = {"stat": _stat(path), "names": sorted(names)}
+        read = _read_sizes(stale) if kind == "sized" else _read_objects(stale, self.scopes, kind)
+        for path, value in read.items():
+            asked[self._name(path)] = {"stat": _stat(path), "names": value}
             self._changed = True
-        return {path: frozenset(asked[self._name(path)]["names"]) for path in paths}
+        return {path: asked[self._name(path)]["names"] for path in paths}
 
     def _name(self, path: str) -> str:
         """An object's name in the memo: its path from the memo's directory, so that a copy of
@@ -96,23 +120,49 @@ class SymbolMemo:
     def save(self) -> None:
         if not self.path:
             return
-        if self._changed or any(set(self._asked[kind]) != set(self._recorded.get(kind, {})) for kind in KINDS):
-            _write_memo(self.path, self.scopes, self._asked)
+        asked = [kind for kind in KINDS if self._asked[kind]]
+        if self._changed or any(set(self._asked[kind]) != set(self._recorded.get(kind, {})) for kind in asked):
+            # The kinds this memo was not asked keep what they had.
+            _write_memo(self.path, self.scopes, {kind: self._asked[kind] if kind in asked else self._recorded.get(kind, {})
+                                                 for kind in KINDS})
 
 
-def _read_objects(paths: list[str], scopes: tuple[str, ...], kind: str) -> dict[str, set[str]]:
-    """One nm run over ``paths``; -A puts each line's object first ("path:address T name")."""
-    found: dict[str, set[str]] = {path: set() for path in paths}
+def _lines(paths: list[str], flags: tuple[str, ...]):
+    """(object, rest of the line) of one nm run over ``paths``; -A puts each line's object first."""
+    if not paths:
+        return
     current = None
-    for line in nm(paths, "-A", *KINDS[kind]):
+    for line in nm(paths, "-A", *flags):
         if current is None or not line.startswith(current + ":"):
             current = next((path for path in paths if line.startswith(path + ":")), None)
             if current is None:
                 continue
-        letter, name = symbol_of(line[len(current) + 1:])
+        yield current, line[len(current) + 1:]
+
+
+def _read_objects(paths: list[str], scopes: tuple[str, ...], kind: str) -> dict[str, list[str]]:
+    found: dict[str, set[str]] = {path: set() for path in paths}
+    for path, rest in _lines(paths, KINDS[kind]):
+        letter, name = symbol_of(rest)
         if name.startswith(scopes) and (letter == "U" if kind == "undefined" else letter.upper() in ("T", "W")):
-            found[current].add(name)
-    return found
+            found[path].add(name)
+    return {path: sorted(names) for path, names in found.items()}
+
+
+def _read_sizes(paths: list[str]) -> dict[str, list]:
+    """[own bytes, [[digest of a foldable symbol, its bytes], ...]] of each object ("addr size T name")."""
+    own = {path: 0 for path in paths}
+    foldable: dict[str, dict[int, int]] = {path: {} for path in paths}
+    for path, rest in _lines(paths, KINDS["sized"]):
+        fields = rest.split()
+        if len(fields) != 4 or fields[2] not in _ALLOCATED:
+            continue  # no size (an alias, a label), or not allocated (debug, absolute)
+        size = int(fields[1], 16)
+        if fields[2] in _FOLDED:
+            foldable[path][xxhash.xxh3_64_intdigest(fields[3].encode())] = size
+        else:
+            own[path] += size
+    return {path: [own[path], sorted(foldable[path].items())] for path in paths}
 
 
 def _stat(path: str) -> Optional[str]:

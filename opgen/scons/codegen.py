@@ -17,7 +17,8 @@ import time
 
 import SCons.Script
 
-from opgen.scons.noop import noop_line
+from opgen.scons.noop import cache_directory, noop_line
+from opgen.scons.sizes import cache_dir_of
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
 from opgen.scons.scan_rules import unscanned
@@ -90,6 +91,7 @@ def _session(env, label):
     """A cache session on $OPGEN_CACHE_DIR ("" disables the cache; None is the default location),
     with the remote tier $OPGEN_CACHE_REMOTE names (None: the environment's; "off": none)."""
     cache = open_codegen_cache(env.get("OPGEN_CACHE_DIR"))
+    cache_directory(cache_dir_of(env))
     try:
         remote = remote_from_environment(env.get("OPGEN_CACHE_REMOTE"), env.get("OPGEN_CACHE_REMOTE_READ_ONLY"),
                                          where="--opgen-cache-remote") if cache is not None else None

@@ -254,15 +254,14 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
     missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
     stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
-    link_map = f"{obj_dir}/{name}.map"
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
-                                    archives(env, group_objects, obj_dir), link_map=link_map)
+                                    archives(env, group_objects, obj_dir))
     if mode == "error":
         env.Depends(library, missing)
     # The stamps are found as the units are scanned; required here, the build counts them from the start.
     env.Requires(library, [stamp for _, stamp in closures])
     record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
-                        selected.name if selected is not None else None, link_map=env.File(link_map))
+                        selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json")
     return library
 
 

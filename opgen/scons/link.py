@@ -32,23 +32,16 @@ def archives(env, objects_by_group, archive_dir):
             for index, objects in sorted(shards.items())]
 
 
-def whole_archive_library(env, target, objects, group_archives, link_map=None):
-    """A shared library of ``objects`` and every member of ``group_archives``; with ``link_map``
-    (a path), the linker also writes its map there (what each object contributes: sizes.py)."""
+def whole_archive_library(env, target, objects, group_archives):
+    """A shared library of ``objects`` and every member of ``group_archives``."""
     link_env = judged_by_policy(env).Clone(OPGEN_ARCHIVES=group_archives)
     link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
     link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
     # Every symbol resolved at link time: a function no object defines (a view's functional
     # inverse, a runtime helper) is a link error naming it, not a library that fails to load.
     link_env.Append(SHLINKFLAGS=["-Wl,--no-undefined"])
-    if link_map is not None:
-        map_node = link_env.File(link_map)
-        link_env.Append(SHLINKFLAGS=[f"-Wl,-Map={map_node.path}"])
     library = link_env.SharedLibrary(target, objects)
     # On the members too: a thin archive's bytes are its members' names and sizes, the same after
     # an edit that changes a number in one of them, and a built file is judged by its content.
     link_env.Depends(library, group_archives + [member for archive in group_archives for member in archive.sources])
-    if link_map is not None:
-        link_env.SideEffect(map_node, library)
-        link_env.Clean(library, map_node)
     return library

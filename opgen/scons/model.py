@@ -6,7 +6,8 @@ Gives environments ``env.OpgenModel(yaml, tags=None)`` -> opgen.model.Model,
 """
 import os
 
-from opgen.scons.noop import input_file
+from opgen.scons.noop import cache_directory, input_file
+from opgen.scons.sizes import cache_dir_of
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import shown
 
@@ -37,6 +38,7 @@ def _load(env, yaml, tags=None):
     yaml_node = env.File(yaml)
     tags_node = env.File(tags) if tags else None
     input_file(yaml_node.srcnode().abspath, tags_node.srcnode().abspath if tags_node else None)
+    cache_directory(cache_dir_of(env))
     try:
         with paused_for_resident_objects():
             model = load_model_cached(

@@ -33,7 +33,8 @@ from opgen.scons.toolset.build_output import build_target_nodes
 from opgen.scons.toolset.cuda_probes import gpu_set
 from opgen.scons.toolset.messages import report
 
-MANIFEST = os.path.join("build", ".opgen-noop.json")
+# Beside .sconsign.dblite, SCons' own record: a failed build leaves build/ as it was.
+MANIFEST = ".sconsign.noop.json"
 SWITCH = "OPGEN_NOOP_SHORTCUT"
 # Options of runs that are not "build these targets", or that build elsewhere: no shortcut.
 NOT_A_BUILD = ("-c", "--clean", "--remove", "-n", "--no-exec", "--just-print", "--dry-run", "--recon", "-q",
@@ -51,7 +52,15 @@ _noop_lines: list[str] = []
 # are no nodes of the graph. The kernel file systems' own files are no inputs.
 _read_files: set[str] = set()
 _NOT_INPUTS = ("/proc/", "/sys/", "/dev/")
+_cache_directories: set[str] = set()
 _read_files_open = [False]  # whether the hook records (an audit hook cannot be removed once added)
+
+
+def cache_directory(path) -> None:
+    """A cache the build reads and refreshes (the codegen cache, the parsed models'): what it
+    holds is keyed by content, so reading it changes no outcome, and its files are no inputs."""
+    if path:
+        _cache_directories.add(os.path.join(os.path.abspath(path), ""))
 
 
 def input_file(*paths) -> None:
@@ -145,7 +154,8 @@ def _record() -> None:
             return
         _read_files_open[0] = False
         files |= {os.path.abspath(str(node.srcnode())) for node in SCons.Node.SConscriptNodes}
-        files |= _read_files | _loaded_modules() | _package_files(_OPGEN_PACKAGE) | _sconsign_files()
+        files |= {path for path in _read_files if not path.startswith(tuple(_cache_directories))}
+        files |= _loaded_modules() | _package_files(_OPGEN_PACKAGE) | _sconsign_files()
         directories |= {os.path.dirname(path) for path in files}
         directories |= {d for d in os.environ.get("PATH", "").split(os.pathsep) + sys.path if d and os.path.isdir(d)}
         lines = [f"scons: `{target}' is up to date." for target in SCons.Script.BUILD_TARGETS] + _noop_lines
@@ -186,7 +196,7 @@ def _graph_files(roots):
 def _sconsign_files() -> set:
     """SCons' record of the last build (.sconsign.dblite): without it, everything rebuilds."""
     top = os.getcwd()
-    return {os.path.join(top, name) for name in os.listdir(top) if name.startswith(".sconsign")}
+    return {os.path.join(top, name) for name in os.listdir(top) if name.startswith(".sconsign") and name != MANIFEST}
 
 
 def _loaded_modules() -> set:

@@ -2,7 +2,10 @@
 units' and hand-written sources' sizes and the library's size go into the codegen cache's
 object_sizes.json (opgen/selection/sizes.py: format, merge), so ``opgen select FILE --report``
 estimates a selection's library before it is built. An object's size is what it contributes to
-the library, from the link map (link.py asks the linker for one), else its file's size.
+the library's allocated sections: its own symbols' bytes and those of the inline functions and
+templates it is the first in link order to carry (the copy the linker keeps), read with nm
+(object_symbols.SymbolMemo.linked_bytes, remembered per object: an edit reads one object). No
+link map: writing one cost lld 0.4 s of every link, and each linker writes its own format.
 
 A post-action of the library's link: nothing runs on a no-op build, the file is written only
 when its bytes change, and a build with the codegen cache off ($OPGEN_CACHE_DIR="") records
@@ -14,7 +17,9 @@ from typing import Mapping, Optional
 
 from opgen.fingerprint import default_cache_dir
 from opgen.scons.toolset.messages import report
-from opgen.selection.sizes import ObjectSizes, linked_bytes, read_object_sizes, recorded_sizes, write_object_sizes
+from opgen.object_symbols import NmError, SymbolMemo
+from opgen.scons.link import shard_of
+from opgen.selection.sizes import ObjectSizes, read_object_sizes, recorded_sizes, write_object_sizes
 
 
 def cache_dir_of(env) -> Optional[str]:
@@ -25,18 +30,17 @@ def cache_dir_of(env) -> Optional[str]:
 
 
 class _Recorder:
-    def __init__(self, cache_dir, yaml, objects_by_group, objects_by_source, selection, link_map, top):
+    def __init__(self, cache_dir, yaml, objects_by_group, objects_by_source, selection, memo):
         self.cache_dir = cache_dir
         self.yaml = yaml
         self.objects_by_group = objects_by_group
         self.objects_by_source = objects_by_source
         self.selection = selection
-        self.link_map = link_map
-        self.top = top
+        self.memo = memo
 
     def run(self, target, source, env):
         library = _size([target[0]])
-        size = _linked_size(self.link_map, self.top) or _size
+        size = self._linked_size() or _size
         built = ObjectSizes({group: size(nodes) for group, nodes in sorted(self.objects_by_group.items())},
                             {path: size(nodes) for path, nodes in sorted(self.objects_by_source.items())},
                             library, self.yaml)
@@ -51,27 +55,23 @@ class _Recorder:
             report(f"[opgen] selective library {target[0]}: {_mib(library)}{full}")
         return 0
 
+    def _linked_size(self):
+        """nodes -> the bytes they contribute to the library; None when nm cannot tell. The link
+        order: the library's own objects, then the group archives by shard (link.py)."""
+        order = [node.abspath for _, nodes in sorted(self.objects_by_source.items()) for node in nodes]
+        order += [node.abspath for group in sorted(self.objects_by_group, key=lambda g: (shard_of(g), g))
+                  for node in self.objects_by_group[group]]
+        memo = SymbolMemo(self.memo)
+        try:
+            linked = memo.linked_bytes(path for path in order if os.path.isfile(path))
+        except NmError:
+            return None
+        memo.save()
+        return lambda nodes: sum(linked.get(node.abspath, 0) for node in nodes)
+
 
 def _size(nodes) -> int:
     return sum(os.path.getsize(node.abspath) for node in nodes if os.path.isfile(node.abspath))
-
-
-def _linked_size(link_map, top):
-    """nodes -> the bytes they contribute to the library, from the link map; None without one."""
-    try:
-        with open(link_map, encoding="utf-8", errors="replace") as handle:
-            linked = linked_bytes(handle.read())
-    except (OSError, TypeError):
-        return None
-    if not linked:
-        return None
-    by_object: dict[str, int] = {}
-    for name, size in linked.items():
-        # An archive member by its name (a group's objects are archived: ops/<g>_unit.os), a
-        # file by its path (the link runs in the project's top directory).
-        key = name[name.rindex("(") + 1:-1] if name.endswith(")") and "(" in name else os.path.normpath(os.path.join(top, name))
-        by_object[key] = by_object.get(key, 0) + size
-    return lambda nodes: sum(by_object.get(node.abspath, by_object.get(node.name, 0)) for node in nodes)
 
 
 def _mib(n: int) -> str:
@@ -79,14 +79,16 @@ def _mib(n: int) -> str:
 
 
 def record_object_sizes(env, library, objects_by_group: Mapping[str, list], objects_by_source: Mapping[str, list],
-                        yaml: str, selection: Optional[str] = None, link_map=None) -> None:
+                        yaml: str, selection: Optional[str] = None, memo: Optional[str] = None) -> None:
     """After ``library`` links, records its objects' sizes ({group: [object]}, {source path:
     [object]}) for ``yaml`` in the codegen cache; ``selection``: the selection file of a
-    selective build; ``link_map``: the node of the link's map, when the link writes one."""
+    selective build; ``memo``: where the objects' sizes are remembered between builds."""
     cache_dir = cache_dir_of(env)
     if cache_dir is None:
         return
     recorder = _Recorder(cache_dir, yaml, {g: env.Flatten(o) for g, o in objects_by_group.items()},
                          {p: env.Flatten(o) for p, o in objects_by_source.items()}, selection,
-                         link_map.abspath if link_map is not None else None, env.Dir("#").abspath)
+                         env.File(memo).abspath if memo else None)
     env.AddPostAction(library[0], env.Action(recorder.run, strfunction=None))
+    if memo:
+        env.Clean(library, memo)

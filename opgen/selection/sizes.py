@@ -17,13 +17,13 @@ not recorded yet and records its library under ``selections`` (``recorded_sizes`
       "selections": {"ops.yaml": 3145728}          # a selective build's library, by selection (optional)
     }
 
-The bytes of an object are what it contributes to the library's allocated sections, read from
-the link map (``linked_bytes``: GNU ld's ``-Wl,-Map``) when there is one, else its file's size.
-The difference matters: a group's object holds its own copy of every inline function and
-template it uses, which the linker keeps once, so an object's file is mostly what every other
-object has too (on our yaml: 25 MB of objects for a 9 MB library; an MLP selection's objects are
-76% of those bytes, its library 96% of the full one). Linked bytes give each shared copy to the
-first object that has it, and estimate that selection's library within 2%.
+The bytes of an object are what it contributes to the library's allocated sections (its symbols'
+bytes, read with nm by opgen/object_symbols.py), else its file's size. The difference matters: a
+group's object holds its own copy of every inline function and template it uses, which the
+linker keeps once, so an object's file is mostly what every other object has too (on our yaml:
+25 MB of objects for a 9 MB library; an MLP selection's objects are 76% of those bytes, its
+library 96% of the full one). Linked bytes give each shared copy to the first object in link
+order that has it, as the linker does.
 
 A missing, unreadable or malformed file, or one of another version, reads as None: the report
 then says the size is unknown until a full build records object sizes.
@@ -110,34 +110,6 @@ def _size(value) -> bool:
 
 def _sizes(value) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and _size(v) for k, v in value.items())
-
-
-_MAP_SECTION = re.compile(r"^(\.\S+)")
-_MAP_INPUT = re.compile(r"^ (?:\S+)?\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S+)$")
-_UNALLOCATED = (".debug", ".comment", ".note.GNU-stack", ".gnu.attributes", ".stab")
-
-
-def linked_bytes(map_text: str) -> dict[str, int]:
-    """{input object: bytes it contributes to the output's allocated sections}, from GNU ld's
-    link map (``-Wl,-Map=FILE``); an object as the map names it: ``build/obj/a.os``, or
-    ``build/lib.a(b.os)`` for an archive member. Empty for a text that is no such map (another
-    linker's): the caller then falls back to the objects' file sizes."""
-    start = map_text.find("\nLinker script and memory map")
-    if start < 0:
-        return {}
-    sizes: dict[str, int] = {}
-    output = None
-    for line in map_text[start:].splitlines():
-        section = _MAP_SECTION.match(line)
-        if section:
-            output = section.group(1)
-            continue
-        if output is None or output.startswith(_UNALLOCATED):
-            continue
-        entry = _MAP_INPUT.match(line)
-        if entry and entry.group(2).endswith((".o", ".os", ".o)", ".os)", ".obj", ".obj)")):
-            sizes[entry.group(2)] = sizes.get(entry.group(2), 0) + int(entry.group(1), 16)
-    return sizes
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from opgen.build_manifest import snapshot, unchanged
 from scons_helpers import LIBRARY, ok, rewrite_in_a_later_second, scons, edit_add_default
 
 SHORTCUT = "[opgen] nothing changed since the last build"
-MANIFEST = os.path.join("build", ".opgen-noop.json")
+MANIFEST = ".sconsign.noop.json"
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
 """object_sizes.json: written by a full build, read by the size report; the estimate from it."""
 import json
+import shutil
+import subprocess
 
 import pytest
 
-from opgen.selection.sizes import (ObjectSizes, estimate, linked_bytes, object_sizes_path, read_object_sizes,
+from opgen.object_symbols import SymbolMemo
+from opgen.selection.sizes import (ObjectSizes, estimate, object_sizes_path, read_object_sizes,
                                    recorded_sizes, write_object_sizes)
 
 SIZES = ObjectSizes(groups={"mm": 3000, "add": 1000, "relu": 2000}, sources={"csrc/a.cpp": 4000},
@@ -46,43 +49,6 @@ def test_groups_without_a_recorded_size_count_at_the_mean():
     assert estimate(["add"], [], ObjectSizes(groups={"add": 10})).library_bytes is None
 
 
-# What GNU ld's -Map writes, cut down: discarded sections first (not counted), then each output
-# section with the input sections placed in it, a long input section name on a line of its own.
-LINK_MAP = """Archive member included to satisfy reference by file (symbol)
-
-Discarded input sections
-
- .text._ZN2op3fooEv
-                0x0000000000000000       0x99 build/obj/b.os
-
-Memory Configuration
-
-Linker script and memory map
-
-.text           0x0000000000001000      0x200
- *(.text.unlikely .text.*_unlikely .text.unlikely.*)
- .text          0x0000000000001000       0x40 build/obj/a.os
- .text._ZN2op3fooEv
-                0x0000000000001040       0x10 build/obj/a.os
- .text          0x0000000000001050       0x30 build/obj/gen/libopgen_shard03.a(mm_unit.os)
-                                         0x38 (size before relaxing)
-
-.rodata         0x0000000000002000       0x20
- .rodata        0x0000000000002000        0x8 build/obj/gen/libopgen_shard03.a(mm_unit.os)
-
-.comment        0x0000000000000000       0x27
- .comment       0x0000000000000000       0x27 build/obj/a.os
-
-.debug_info     0x0000000000000000      0x500
- .debug_info    0x0000000000000000      0x500 build/obj/a.os
-"""
-
-
-def test_linked_bytes_count_what_each_object_puts_in_allocated_sections():
-    assert linked_bytes(LINK_MAP) == {"build/obj/a.os": 0x50, "build/obj/gen/libopgen_shard03.a(mm_unit.os)": 0x38}
-    assert linked_bytes("not a link map") == {}
-
-
 def test_a_full_build_replaces_the_figures_and_a_selective_one_merges_into_them():
     full = ObjectSizes(groups={"mm": 10, "add": 20}, sources={"csrc/a.cpp": 5}, library_bytes=100, yaml="y.yaml")
     assert recorded_sizes(None, full) == full
@@ -106,3 +72,34 @@ def test_selections_round_trip(tmp_path):
     write_object_sizes(str(tmp_path), sizes)
     assert read_object_sizes(str(tmp_path)) == sizes
     assert json.loads((tmp_path / "object_sizes.json").read_text())["selections"] == {"ops.txt": 3}
+
+
+INLINE_USER = """
+inline int shared_inline(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * x; return s; }
+int {name}(int x) {{ return shared_inline(x) + {n}; }}
+"""
+
+
+def _compile(tmp_path, name, n):
+    source = tmp_path / f"{name}.cpp"
+    source.write_text(INLINE_USER.replace("{name}", name).replace("{n}", str(n)).replace("{{", "{").replace("}}", "}"))
+    obj = tmp_path / f"{name}.os"
+    subprocess.run(["g++", "-O0", "-fPIC", "-c", str(source), "-o", str(obj)], check=True)
+    return str(obj)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("nm") is None, reason="needs g++ and nm")
+def test_linked_bytes_give_an_inline_function_to_the_first_object_in_link_order(tmp_path):
+    first, second = _compile(tmp_path, "first_user", 1), _compile(tmp_path, "second_user", 2)
+    memo_path = str(tmp_path / "symbols.json")
+    forward = SymbolMemo(memo_path).linked_bytes([first, second])
+    backward = SymbolMemo(memo_path).linked_bytes([second, first])
+    assert forward[first] > forward[second] > 0 and backward[second] > backward[first] > 0
+    assert forward[first] - forward[second] == backward[second] - backward[first]  # the inline copy, counted once
+    memo = SymbolMemo(memo_path)
+    memo.linked_bytes([first, second])
+    memo.save()
+    # Remembered: an object whose size and mtime are unchanged is not read again (nm is not asked).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("opgen.object_symbols.nm", lambda *a, **k: pytest.fail("nm ran for remembered objects"))
+        assert SymbolMemo(memo_path).linked_bytes([first, second]) == forward
