@@ -4,12 +4,14 @@
 
 compiles ``sources`` with Python's and pybind11's headers (as system headers: their warnings are
 not ours) and hidden visibility (pybind11's advice: only the module's init function is
-exported), and links a module named with the interpreter's extension suffix. Returns [] and says
+exported), and links a module named with the interpreter's extension suffix, relinked when a
+library of ``libs`` this build makes changes its exported symbols (link_interface.py). Returns [] and says
 so once when pybind11 is not installed; ``python_extensions_available()`` tells beforehand.
 """
 import importlib.util
 import sysconfig
 
+from opgen.scons.link_interface import built_library, link_by_interface
 from opgen.scons.rebuild import judged_by_policy
 from opgen.scons.toolset.messages import notice
 
@@ -40,7 +42,13 @@ def _python_extension(env, target, sources, libs=(), libpath=(), rpaths=()):
     ext_env.Prepend(LIBS=list(libs))
     ext_env.Append(LIBPATH=list(libpath),
                    LINKFLAGS=[f"-Wl,-rpath,'{rpath.replace('$ORIGIN', '$$ORIGIN')}'" for rpath in rpaths])
-    return ext_env.LoadableModule(target, sources)
+    module = ext_env.LoadableModule(target, sources)
+    # A library this build makes: relinked against when its exported symbols change (link_interface.py).
+    for name in libs:
+        library = built_library(ext_env, name, libpath)
+        if library is not None:
+            link_by_interface(ext_env, module, library)
+    return module
 
 
 def register(env):

@@ -2,6 +2,7 @@
 build chose (opgen/scons/toolset/linker.py), thin archives without an index (link.py), and the
 kernel check reading only the objects that changed (opgen/object_symbols.py, link_check.py)."""
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -9,7 +10,7 @@ import textwrap
 import pytest
 
 from helpers import copy_built, run_scons
-from scons_helpers import LIBRARY, ok, scons, edit_add_default
+from scons_helpers import LIBRARY, edit_add_default, ok, rewrite_in_a_later_second, scons
 
 GROUP_ARCHIVES = os.path.join("build", "obj", "gen")
 
@@ -105,3 +106,22 @@ def test_a_linker_the_compiler_cannot_use_stops_the_build(tmp_path):
 def ok_run(result):
     assert result.returncode == 0, result.stdout + result.stderr
     return result
+
+
+def test_a_library_edit_relinks_what_links_it_only_when_its_exports_change(built_project, tmp_path):
+    """The Python extensions and the C++ test program link libopdispatch.so by its exported
+    symbols (opgen/scons/link_interface.py): an edit inside a kernel relinks the library alone;
+    a new exported function relinks them too."""
+    project = copy_built(built_project.root, tmp_path / "project")
+    source = project / "csrc" / "native" / "binary_ops.cpp"
+    text = source.read_text()
+    rewrite_in_a_later_second(source, text + '\nnamespace { [[gnu::used]] const char opgen_edit_marker[] = "one"; }\n')
+    inside = ok(scons(project, target=None))
+    assert inside.compiled == {"build/obj/native/binary_ops.os"} and inside.linked
+    relinked = set(re.findall(r"^\S*g\+\+ -o (\S+) ", inside.result.stdout, re.M))
+    assert relinked == {LIBRARY}, relinked
+    rewrite_in_a_later_second(source, text + '\nnamespace op { int opgen_edit_exported() { return 1; } }\n')
+    exported = ok(scons(project, target=None))
+    relinked = set(re.findall(r"^\S*g\+\+ -o (\S+) ", exported.result.stdout, re.M))
+    assert LIBRARY in relinked and "build/bin/opdispatch_tests" in relinked
+    assert any(path.startswith("build/python/opdispatch/_C") for path in relinked), relinked
