@@ -119,6 +119,9 @@ def test_the_scaffold_builds_against_a_checkout_named_by_OPGEN_RUNTIME(built_pro
     before = {**mtimes(checkout), **mtimes(os.path.join(built_project.root, "build"))}
     build = run_scons(project, "-j2", env=settings)
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    # The scaffold's SConstruct takes the no-op shortcut (opgen/scons/noop.py) as opgen's own does.
+    again = run_scons(project, "-j2", env=settings)
+    assert again.returncode == 0 and "[opgen] nothing changed since the last build" in again.stdout, again.stdout
     assert {**mtimes(checkout), **mtimes(os.path.join(built_project.root, "build"))} == before
     assert os.path.islink(project / "build" / "opgen-runtime" / "include" / "opdispatch" / "core")
     headers = [line for line in build.stdout.splitlines() if "HEADERS" in line]
