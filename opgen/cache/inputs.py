@@ -209,10 +209,15 @@ def source_fingerprints(package_dir: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(entries))
 
 
+# Under templates/ but no generator's: `opgen init`'s scaffold (editing it regenerated every group).
+NOT_CODEGEN = ("templates/init",)
+
+
 def _source_files(package_dir: str, package: str) -> list[str]:
     found = []
     for directory, subdirs, names in os.walk(os.path.join(package_dir, package)):
-        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        relative = os.path.relpath(directory, package_dir).replace(os.sep, "/")
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__" and f"{relative}/{d}" not in NOT_CODEGEN)
         for name in sorted(names):
             if name.endswith((".py", ".j2")):
                 found.append(os.path.relpath(os.path.join(directory, name), package_dir).replace(os.sep, "/"))

@@ -176,6 +176,9 @@ class _PendingSteps:
                                                  ("bimplicit", "bimplicitsigs"))
                   for dep, sig in zip(getattr(binfo, names, None) or [], getattr(binfo, sigs, None) or [])]
         explicit = list(executor.get_all_sources()) + [d for t in targets for d in (t.depends or []) + (t.implicit or [])]
+        ignored = {d for t in targets for d in (t.ignore_set or ())}  # env.Ignore: no reason to rebuild, as in SCons
+        if ignored:
+            explicit = [d for d in explicit if d not in ignored]
         # What must be built first (SCons' Requires) is counted, and is no reason for this node.
         for prerequisite in [p for t in targets for p in (t.prerequisites or [])]:
             self.pending(prerequisite)
