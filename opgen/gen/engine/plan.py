@@ -98,8 +98,12 @@ class CodegenPlan:
         return [job for section in self.sections for job in section.jobs]
 
     def files(self, job: GroupJob, section: Section) -> list[str]:
-        """The job's files (sorted, relative to the tree): from the state when its key is the
-        recorded one (no codegen work on a no-op), else computed without rendering."""
+        """The job's files (sorted, relative to the tree): as this run produced them, or from the
+        state when its key is the recorded one (no codegen work on a no-op), else computed
+        without rendering (which a run whose workers rendered would pay for in this process)."""
+        produced = self._produced.get(job.name)
+        if produced is not None:
+            return list(produced[1])
         recorded = self._recorded[section.under].get(job.name)
         if recorded and recorded.get("key") == job.key:
             return list(recorded["files"])
