@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 from ...cache.session import Rendered, render_here
 from .jobs import GroupJob
+from .render import load_templates
 
 # The fewest jobs to render that start workers: below it, forking and sending the files back
 # cost more than they save (docs/architecture.md, "The codegen engine"). Tests set it to 1.
@@ -78,6 +79,7 @@ class RenderPool:
         self._sent: dict[int, tuple[Future, int]] = {}  # id(job) -> (its chunk's future, place in it)
         self._sending = True
         self._lock = threading.Lock()
+        load_templates()
         self._executor = ProcessPoolExecutor(workers, mp_context=get_context("fork"),
                                              initializer=_adopt, initargs=(tuple(jobs),))
         # With fork the executor starts every worker at its first submit: make that now.
