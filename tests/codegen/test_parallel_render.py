@@ -104,6 +104,21 @@ def test_a_render_error_in_a_worker_reads_as_the_serial_one(tmp_path, monkeypatc
     assert contents(tmp_path / "out-j2") == contents(tmp_path / "out-j1")
 
 
+def test_each_section_renders_in_workers_of_its_own(tmp_path, monkeypatch, capsys, forks):
+    """The in-tree groups' workers are gone (joined: one thread again) before the backend's fork."""
+    monkeypatch.setenv(workers.THRESHOLD_VARIABLE, "1")
+    backend = os.path.join(os.path.dirname(REPO_YAML), "xla_native_functions.yaml")
+    reports = []
+    for jobs in ("1", "2"):
+        forks.clear()
+        assert generate_in_process(tmp_path / f"out-j{jobs}", "--no-cache", "--backend-yaml", backend, "-j", jobs) == 0
+        reports.append(capsys.readouterr().out)
+        assert_no_child_is_left()
+    assert len(forks) == 4  # two workers for each section
+    assert reports[1] == reports[0]
+    assert contents(tmp_path / "out-j2") == contents(tmp_path / "out-j1")
+
+
 def test_what_the_cache_holds_is_not_rendered_and_forks_nothing(tmp_path, monkeypatch, capsys, forks):
     monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path / "cache"))
     assert generate_in_process(tmp_path / "cold", "-j", "2") == 0  # 90 groups: over the default threshold

@@ -116,8 +116,8 @@ class RenderPool:
     def _end_when_done(self) -> None:
         with self._lock:
             done = not self._sending and not self._sent
-        if done:
-            self._executor.shutdown(wait=False)
+        if done:  # nothing is waited for any more: the workers exit at once, and are joined
+            self.close()
 
     def __enter__(self) -> "RenderPool":
         return self
