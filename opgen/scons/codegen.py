@@ -93,7 +93,7 @@ class _Workers:
     They are forked while the SConscripts are read: SCons' job threads do not exist yet, and
     fork copies only the thread that forks, so no lock another thread holds (stdout's, jinja2's
     template cache, an import's) is copied held into a worker. A plan read later needs its
-    jobs in the workers too, so the idle pool is forked again with them (each fork ~15 ms).
+    jobs in the workers too, so the idle pool is forked again with them (a few ms a fork).
     Nothing renders then: the first codegen action sends the workers every job of every plan
     that neither the tree nor the cache holds."""
 

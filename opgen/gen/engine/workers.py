@@ -85,16 +85,16 @@ class RenderPool:
         # With fork the executor starts every worker at its first submit: make that now.
         self._executor.submit(os.getpid)
 
-    def send(self, jobs: Sequence[GroupJob], last: bool = True) -> None:
-        """Sends ``jobs`` (rendered in this order) to the workers. After the ``last`` send the
-        workers end once every job sent was picked (their memory is of no more use)."""
+    def send(self, jobs: Sequence[GroupJob]) -> None:
+        """Sends the workers the jobs to render, in this order (once). They end once every job
+        sent was picked: their memory is of no more use."""
         with self._lock:
             for first in range(0, len(jobs), CHUNK):
                 chunk = jobs[first:first + CHUNK]
                 future = self._executor.submit(_render_chunk, [self._position[id(job)] for job in chunk])
                 for place, job in enumerate(chunk):
                     self._sent[id(job)] = (future, place)
-            self._sending = not last
+            self._sending = False
         self._end_when_done()
 
     def render(self, job: GroupJob) -> Rendered:
@@ -118,12 +118,6 @@ class RenderPool:
             done = not self._sending and not self._sent
         if done:  # nothing is waited for any more: the workers exit at once, and are joined
             self.close()
-
-    def __enter__(self) -> "RenderPool":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def render_pool(jobs: Sequence[GroupJob], workers: int) -> Optional[RenderPool]:
