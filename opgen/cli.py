@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "'off' disables it)")
     generate.add_argument("--cache-remote-read-only", action="store_true", default=None,
                           help="fetch from the remote tier but never store to it (default: $OPGEN_CACHE_REMOTE_READ_ONLY)")
+    generate.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                          help="processes rendering the groups the cache lacks (default: the cores this process may "
+                               "use; 1 renders in this process)")
     generate.set_defaults(run=_run_generate)
 
     from .cache_cli import add_parser as add_cache_parser
@@ -94,6 +97,16 @@ def _output_directory(path: str) -> str:
     if os.path.exists(path) and not os.path.isdir(path):
         raise argparse.ArgumentTypeError(f"{path} exists and is not a directory; name a directory to generate into")
     return path
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
+    return value
 
 
 def _dispatch_keys(text: str):
@@ -156,7 +169,10 @@ def _run_generate(args: argparse.Namespace) -> int:
     from .cache.remote import remote_from_environment
 
     remote = None if args.no_cache else remote_from_environment(args.cache_remote, args.cache_remote_read_only)
-    report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None, remote=remote)
+    from .gen.engine.workers import available_cores
+
+    report = generate_tree(model, args.out, config, backend, cache_dir="" if args.no_cache else None, remote=remote,
+                           workers=args.jobs or available_cores())
     print(report.summary())
     return 0
 

@@ -40,11 +40,23 @@ class OpgenError(Exception):
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def __reduce__(self):
+        # Rebuilt from its diagnostics when it crosses processes (a render in a worker): a
+        # subclass's own __init__ arguments are not kept, and the message must stay the same.
+        return (_rebuilt, (type(self), self.diagnostics, dict(self.__dict__)))
+
     def at(self, location: Location) -> "OpgenError":
         """The same error, placed at ``location`` where it had no place yet."""
         return OpgenError(
             Diagnostic(d.location or location, d.message) for d in self.diagnostics
         )
+
+
+def _rebuilt(cls: type, diagnostics: tuple[Diagnostic, ...], state: dict) -> OpgenError:
+    error = cls.__new__(cls)
+    OpgenError.__init__(error, diagnostics)
+    error.__dict__.update(state)
+    return error
 
 
 class SchemaError(OpgenError):

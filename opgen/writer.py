@@ -33,8 +33,11 @@ def write_temp(path: str, data: bytes, prefix: str = ".tmp-") -> str:
     rename into place (os.replace); a failed write leaves no temp behind. No fsync: every reader
     of opgen's files checks them (a digest, a key, a parse) and treats a torn file as absent."""
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=prefix)
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=prefix)
+    except FileNotFoundError:  # makedirs only then: a cold cache stores thousands of entries in 256 directories
+        os.makedirs(directory, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=prefix)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -25,6 +25,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 from functools import lru_cache
 from typing import Iterable, Mapping, Optional, Protocol
 
@@ -189,8 +190,14 @@ def canonical(value) -> str:
     return repr(value)
 
 
-def _source_inputs() -> Inputs:
-    return {group_field(label): value for label, value in codegen_sources()}
+def _source_inputs() -> Mapping[InputField, str]:
+    return _source_fields(codegen_sources())
+
+
+@lru_cache(maxsize=4)
+def _source_fields(sources: tuple[tuple[str, str], ...]) -> Mapping[InputField, str]:
+    # Made once, not per group: they are over half of every group's fields.
+    return MappingProxyType({group_field(label): value for label, value in sources})
 
 
 @lru_cache(maxsize=1)

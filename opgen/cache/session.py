@@ -4,6 +4,8 @@ A group whose files must be produced is looked up by its content key: a hit mate
 stored files without rendering, a miss renders and stores them.  The inputs of a key new to its
 group are recorded (for ``opgen cache explain``), with the build's figures, once at the end.
 Without a cache (disabled) every group renders.  Safe to call from SCons' job threads.
+Rendering may have run elsewhere (gen/engine/workers.py: in worker processes): ``produce`` takes
+the function that gives a job's ``Rendered`` files; everything the cache records happens here.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..fingerprint import default_cache_dir
@@ -20,6 +23,20 @@ from .entry import Found
 from .inputs import stored_inputs
 from .records import BuildRecord, Production, RemoteFigures
 from .store import CodegenCache, codegen_dir
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A job's files as rendered, here or in a worker process, and the seconds rendering took."""
+    files: dict[str, str]
+    seconds: float
+
+
+def render_here(job) -> Rendered:
+    """Renders the job in this process."""
+    start = time.perf_counter()
+    files = job.codegen.render()
+    return Rendered(files, time.perf_counter() - start)
 
 
 def open_codegen_cache(cache_dir: Optional[str] = None):
@@ -56,6 +73,7 @@ class CacheSession:
         self.misses: list[str] = []
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
         self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []
+        self._fetched_ahead: dict[str, bool] = {}  # job name -> whether will_render's fetch found it
         self._started = self._safely(lambda cache: cache.now())
         self._lock = threading.Lock()
 
@@ -63,18 +81,41 @@ class CacheSession:
     def produced(self) -> list[str]:
         return sorted(self.hits + self.misses)
 
-    def produce(self, job) -> dict[str, str]:
+    def holds(self, job) -> bool:
+        """Whether the local cache has the job's key (no read: ``produce`` checks the entry)."""
+        return bool(self._safely(lambda cache: cache.contains(job.key)))
+
+    def will_render(self, job) -> bool:
+        """Whether ``produce`` will render the job: neither the local cache nor the remote tier
+        holds its key. An entry the remote tier holds is fetched into the local cache now, and
+        ``produce`` counts it as the remote's when it materializes it."""
+        if self.holds(job):
+            return False
+        if self.remote is None:
+            return True
+        found = self._fetch(job)
+        with self._lock:
+            self._fetched_ahead[job.name] = found is not None
+        return found is None
+
+    def produce(self, job, render: Callable[..., Rendered] = render_here) -> dict[str, str]:
         """{path: text} of one GroupJob: from the local cache, else from the remote tier, else
-        rendered (and stored in both)."""
+        ``render(job)``'s (stored in both)."""
         start = time.perf_counter()
         found = self._safely(lambda cache: cache.lookup(job.key, job.name))
-        fetched = False
-        if found is None and self.remote is not None:
+        with self._lock:
+            fetched_ahead = self._fetched_ahead.pop(job.name, None)
+        fetched = found is not None and bool(fetched_ahead)
+        if found is None and self.remote is not None and fetched_ahead is None:
             found = self._fetch(job)
             fetched = found is not None
-        files = dict(found.files) if found is not None else job.codegen.render()
-        seconds = time.perf_counter() - start
-        if found is None:
+        if found is not None:
+            files = dict(found.files)
+            seconds = time.perf_counter() - start
+        else:
+            looked_up = time.perf_counter() - start
+            rendered = render(job)
+            files, seconds = rendered.files, looked_up + rendered.seconds  # not the wait for a worker
             data = self._safely(lambda cache: cache.put(job.key, job.name, files, seconds))
             if data is not None and self.remote is not None:
                 self.remote.store(job.key, data)

@@ -70,6 +70,10 @@ class CodegenCache(KeyMemos, BuildRecords, Maintenance):
                 self._count_hits_locked(db, [found])
         return None if found is None else dict(found.files)
 
+    def contains(self, key: str) -> bool:
+        """Whether an entry of ``key`` is stored, without reading it (lookup still checks it)."""
+        return os.path.exists(entry_path(self.objects_dir, key))
+
     def lookup(self, key: str, group: str) -> Optional[Found]:
         """The entry of ``key`` if it is whole and ``group``'s, without counting anything; a corrupt
         entry is deleted (and counted) at once so that the next put replaces it."""

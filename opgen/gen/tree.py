@@ -21,21 +21,20 @@ from .registry import LAYERS
 
 def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenConfig(),
                   backend: Optional[BackendYaml] = None, cache_dir: Optional[str] = None,
-                  remote: Optional[RemoteTier] = None, layers: tuple[Layer, ...] = LAYERS) -> Report:
+                  remote: Optional[RemoteTier] = None, layers: tuple[Layer, ...] = LAYERS, workers: int = 1) -> Report:
     """In-tree files for every group and, with ``backend``, that backend's files for the groups it
     lists (under backends/<Key>/; counted in the report as <group>@<Key>). Groups are
     materialized from the codegen cache in ``cache_dir`` when it has their key (default:
     $OPGEN_CACHE_DIR or <repo>/cache; "" renders everything). ``layers``: the generated layers of
-    the in-tree files (registry.LAYERS)."""
+    the in-tree files (registry.LAYERS). ``workers``: processes that render the groups the cache
+    lacks (1: this one; engine/workers.py)."""
     session = CacheSession(open_codegen_cache(cache_dir), "opgen generate", remote)
     sections = [in_tree_section(model, config, session.cache, layers=layers)]
     if backend is not None:
         sections.append(backend_section(model, backend))
     plan = CodegenPlan(out_dir, sections, session)
     for section in sections:
-        for job in section.jobs:
-            if not plan.is_current(job, section):
-                plan.produce(job)
+        plan.produce_all([job for job in section.jobs if not plan.is_current(job, section)], workers)
         files = plan.layout(section)
         plan.write_umbrellas(section, files)
         plan.remove_stale(section, files)

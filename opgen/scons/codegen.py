@@ -9,10 +9,16 @@ change is up to date without any codegen work; the action of one whose key chang
 groups the plan finds out of date are declared at all.
 ``env.OpgenBackendCodegen(model, backend, "build/gen")`` does the same for an external backend's
 section (build/gen/backends/<Key>/).  What to generate, when, and the report all come from the plan.
+
+With -jN (N > 1) the groups render in worker processes, as in ``opgen generate``: the workers
+are forked while the SConscripts are read (``_Workers``), and the first codegen action sends
+them every group of the build that neither the tree nor the cache holds; each action then
+takes its own group's files and writes them.
 """
 import atexit
 import json
 import os
+import threading
 import time
 
 import SCons.Script
@@ -30,6 +36,8 @@ from opgen.fingerprint import digest
 from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.engine.layout import compiled_sources, folded_sources
 from opgen.gen.engine.plan import CodegenPlan, Report, Section
+from opgen.gen.engine.workers import RenderPool, available_cores, worth_a_pool
+from opgen.cache.session import render_here
 from opgen.gen.sections import backend_section, in_tree_section
 
 class CodegenResult:
@@ -65,7 +73,7 @@ class _PlanNodes:
         return self.job_of_node[target[0].abspath]
 
     def produce(self, target, source, env):
-        self.plan.produce(self.jobs[self.job_name(target)])
+        self.plan.produce(self.jobs[self.job_name(target)], WORKERS.renderer())
         return 0
 
     def describe(self, target, source, env):
@@ -77,10 +85,66 @@ class _PlanNodes:
         return 0
 
     def finish(self):
+        WORKERS.close()
         result = self.plan.finish()
         summary = result.summary()
         report(summary if result.regenerated else summary.splitlines()[0])
 
+
+class _Workers:
+    """The render workers of this SCons run, shared by its plans (the core groups, each backend's).
+
+    They are forked while the SConscripts are read: SCons' job threads do not exist yet, and
+    fork copies only the thread that forks, so no lock another thread holds (stdout's, jinja2's
+    template cache, an import's) is copied held into a worker. A plan read later needs its
+    jobs in the workers too, so the idle pool is forked again with them (a few ms a fork).
+    Nothing renders then: the first codegen action sends the workers every job of every plan
+    that neither the tree nor the cache holds."""
+
+    def __init__(self):
+        self.plans: list[tuple[CodegenPlan, list]] = []  # (plan, its jobs whose key the state lacks)
+        self.pool = None
+        self.sent = False
+        self.lock = threading.Lock()
+
+    def add(self, plan: CodegenPlan, section: Section) -> None:
+        """At reading time: ``plan``'s jobs whose key changed join the workers' jobs; workers are
+        forked when enough of them lack a cache entry too."""
+        if _no_build():
+            return
+        changed = [job for job in section.jobs if not plan.recorded_at_key(job, section)]
+        if not changed:
+            return
+        self.plans.append((plan, changed))
+        workers = min(SCons.Script.GetOption("num_jobs"), available_cores())
+        uncached = sum(1 for plan, jobs in self.plans for job in jobs if not plan.session.holds(job))
+        if self.pool is not None:
+            self.pool.close()  # joins its threads: the process has one thread again
+            self.pool = None
+        if worth_a_pool(uncached, workers):
+            self.pool = RenderPool([job for _, jobs in self.plans for job in jobs], min(workers, uncached))
+
+    def renderer(self):
+        """What renders a job in an action: the workers (the first call sends them the jobs), or this process."""
+        if self.pool is None:
+            return render_here
+        with self.lock:
+            if not self.sent:
+                self.sent = True
+                self.pool.send([job for plan, jobs in self.plans for job in jobs if plan.session.will_render(job)])
+        return self.pool.render
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+
+def _no_build() -> bool:
+    """Options under which no codegen action runs: workers would only be forked and ended."""
+    return any(SCons.Script.GetOption(name) for name in ("clean", "no_exec", "help", "question", "interactive"))
+
+
+WORKERS = _Workers()
 
 # This SCons invocation: the builds of its output directories (the core groups, each backend's)
 # are recorded as one run, which `opgen cache stats` reports together.
@@ -103,6 +167,7 @@ def _session(env, label):
 def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False) -> CodegenResult:
     [section] = plan.sections
     nodes_of = _PlanNodes(plan, section)
+    WORKERS.add(plan, section)
     group_builder = unscanned(env.Builder(action=env.Action(nodes_of.produce, strfunction=nodes_of.describe)))
     result = CodegenResult()
     result.groups = len(section.jobs)

@@ -23,8 +23,9 @@ def repo_group_count() -> int:
 GROUPS = repo_group_count()
 
 
-def run_generate(yaml, out, *extra, hashseed="0", cwd=REPO_ROOT, python_path=None):
-    env = dict(os.environ, PYTHONHASHSEED=hashseed)
+def run_generate(yaml, out, *extra, hashseed="0", cwd=REPO_ROOT, python_path=None, env=None):
+    """``env``: variables added to the run's."""
+    env = dict(os.environ, PYTHONHASHSEED=hashseed, **(env or {}))
     env.pop("OPGEN_DEBUG", None)
     if python_path:
         env["PYTHONPATH"] = python_path

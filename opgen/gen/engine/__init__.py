@@ -7,6 +7,7 @@
 - ``jobs``    one job per group (``JobId``) with its key, the hash of its inputs; a model's keys
               are remembered in the cache
 - ``plan``    the one engine: jobs, their files, producing, umbrellas, stale files, state, report
+- ``workers`` rendering in worker processes forked once the jobs exist (a cold run's every core)
 
 Nothing here imports opgen.gen.layers or the modules that assemble them (gen/group.py,
 gen/registry.py, gen/sections.py, gen/tree.py), except for type annotations;

@@ -14,6 +14,7 @@ key (its content fields) are given (gen/sections.py builds them from the registr
 from __future__ import annotations
 
 from dataclasses import dataclass
+import functools
 from functools import partial
 from typing import Callable, Iterable, Mapping, Optional, Protocol
 
@@ -64,7 +65,8 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     """A job per operator group, rendered by ``codegen_of(group)``; ``fields``: {group: the
     layers' content fields}. A group's key comes from ``cache``'s memo when its identity is there."""
     groups = model.operator_groups
-    inputs_of = [partial(group_inputs, group, model.indices, config, fields[group.name]) for group in groups]
+    # Kept once computed: a key new to its group needs them again when the run is recorded.
+    inputs_of = [functools.cache(partial(group_inputs, group, model.indices, config, fields[group.name])) for group in groups]
     identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)

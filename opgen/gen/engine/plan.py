@@ -3,8 +3,9 @@
 A plan holds the jobs of one run (one per operator group, with its content key), which files
 each job produces, the umbrella headers, and one state file per section (the in-tree files, and
 each external backend's) recording each group's key and files as last produced. Front ends
-only present it: the CLI produces every job that is not current and calls ``finish``; SCons
-declares a node per job from ``files`` and calls ``produce`` from its actions. New kinds of
+only present it: the CLI produces every job that is not current (``produce_all``: those the
+caches lack render in worker processes, engine/workers.py) and calls ``finish``; SCons declares
+a node per job from ``files`` and calls ``produce`` from its actions. New kinds of
 per-group files plug in as layers (engine/layer.py, gen/registry.py), new trees as sections
 (gen/sections.py builds them), not as another orchestrator.
 """
@@ -14,13 +15,14 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from ...cache.session import CacheSession
+from ...cache.session import CacheSession, Rendered, render_here
 from ...model.dispatch_keys import DispatchKey
 from ...writer import TreeWriter, write_if_changed
 from . import layout
 from .jobs import GroupJob, JobId
+from .workers import render_pool, worth_a_pool
 
 STATE_FILE = ".opgen-state.json"
 STATE_VERSION = 3
@@ -96,28 +98,50 @@ class CodegenPlan:
         return [job for section in self.sections for job in section.jobs]
 
     def files(self, job: GroupJob, section: Section) -> list[str]:
-        """The job's files (sorted, relative to the tree): from the state when its key is the
-        recorded one (no codegen work on a no-op), else computed without rendering."""
+        """The job's files (sorted, relative to the tree): as this run produced them, or from the
+        state when its key is the recorded one (no codegen work on a no-op), else computed
+        without rendering (which a run whose workers rendered would pay for in this process)."""
+        produced = self._produced.get(job.name)
+        if produced is not None:
+            return list(produced[1])
         recorded = self._recorded[section.under].get(job.name)
         if recorded and recorded.get("key") == job.key:
             return list(recorded["files"])
         return job.codegen.files()
 
+    def recorded_at_key(self, job: GroupJob, section: Section) -> bool:
+        """The state records the job at its key (a stat-free ``is_current``: its files may be missing)."""
+        recorded = self._recorded[section.under].get(job.name)
+        return bool(recorded) and recorded.get("key") == job.key
+
     def is_current(self, job: GroupJob, section: Section) -> bool:
         """The tree holds the job's files at its key (the state says so and every file exists)."""
-        recorded = self._recorded[section.under].get(job.name)
-        return (bool(recorded) and recorded.get("key") == job.key
-                and all(os.path.exists(os.path.join(self.out_dir, p)) for p in recorded.get("files", [])))
+        if not self.recorded_at_key(job, section):
+            return False
+        files = self._recorded[section.under][job.name].get("files", [])
+        return all(os.path.exists(os.path.join(self.out_dir, path)) for path in files)
 
-    def produce(self, job: GroupJob) -> list[str]:
-        """Materializes or renders the job's files and writes those whose bytes changed."""
-        files = self.session.produce(job)
+    def produce(self, job: GroupJob, render: Callable[[GroupJob], Rendered] = render_here) -> list[str]:
+        """Materializes or renders (``render``) the job's files and writes those whose bytes changed."""
+        files = self.session.produce(job, render)
         written = [path for path, text in files.items() if self.writer.write(path, text)]
         with self._lock:
             self._produced[job.name] = (job.key, list(files))
             self.report.regenerated.append(job.id)
             self.report.written.extend(written)
         return written
+
+    def produce_all(self, jobs: Sequence[GroupJob], workers: int = 1) -> None:
+        """Produces ``jobs`` in order; the ones neither cache holds render in ``workers``
+        processes when there are enough of them (engine/workers.py), the rest here."""
+        to_render = [job for job in jobs if self.session.will_render(job)] if worth_a_pool(len(jobs), workers) else []
+        pool = render_pool(to_render, workers)
+        try:
+            for job in jobs:
+                self.produce(job, pool.render if pool is not None else render_here)
+        finally:
+            if pool is not None:
+                pool.close()
 
     def layout(self, section: Section) -> dict[str, list[str]]:
         """{job name: files} of a section as this run leaves it (what the umbrellas list)."""

@@ -33,5 +33,14 @@ def environment() -> "jinja2.Environment":
     return env
 
 
+def load_templates() -> None:
+    """Compiles every template now: processes forked afterwards (engine/workers.py) inherit them
+    rather than each importing jinja2 and compiling them again (~0.2 s apiece)."""
+    env = environment()
+    for name in sorted(os.listdir(TEMPLATE_DIR)):
+        if name.endswith(".j2"):
+            env.get_template(name)
+
+
 def render(template: str, **context) -> str:
     return BANNER + environment().get_template(template).render(**context)
