@@ -28,6 +28,7 @@ from opgen.fingerprint import digest
 from opgen.gen.engine.config import CodegenConfig
 from opgen.gen.engine.layout import compiled_sources, folded_sources
 from opgen.gen.engine.plan import CodegenPlan, Section
+from opgen.gen.engine.render import compiled_templates_dir, keep_compiled_templates
 from opgen.gen.sections import backend_section, in_tree_section
 
 class CodegenResult:
@@ -92,6 +93,8 @@ def _session(env, label):
                                          where="--opgen-cache-remote") if cache is not None else None
     except OpgenError as error:
         stop(error, "bad remote codegen cache setting")
+    if cache is not None:
+        keep_compiled_templates(compiled_templates_dir(cache.root))
     return CacheSession(cache, label, remote, run=RUN)
 
 
