@@ -153,6 +153,7 @@ class AutogradModel:
         self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
         self._groups = {g.name: g for g in model.operator_groups}
         self._fingerprints: dict[str, str] = {}  # a job's identity and its inputs both ask
+        self._callee_texts: dict[tuple[str, str], str] = {}
         if same_model is not None:
             self._fingerprints = {name: fingerprint for name, fingerprint in same_model._fingerprints.items()
                                   if name in self._groups and self._same_inputs(self._groups[name], same_model)}
@@ -206,11 +207,30 @@ class AutogradModel:
                 if d.inplace_or_view is not InplaceOrViewKind.none:
                     named.add("clone")  # an in-place kernel saves a clone of self
         for name in sorted(named & self._groups.keys() - {group.name}):
-            parts.append(f"callee {name}: " + "; ".join(str(f.func) for f in self._groups[name].functions))
+            parts.append(self._callee_text("callee", name))
         for name in sorted(arithmetic & self._groups.keys() - named - {group.name}):
-            parts.append(f"operator {name}: " + "; ".join(
-                f"{f.func.name} {f.func.signature(strip_default=True)}" for f in self._groups[name].functions))
+            parts.append(self._callee_text("operator", name))
         return digest(*(p.encode() for p in parts))
+
+    def _callee_text(self, kind: str, name: str) -> str:
+        """What a formula's call of group ``name`` depends on: its schemas ("callee"), or its
+        overloads' signatures without defaults ("operator", family keys). Remembered for the run:
+        the same few groups (mul, add, sum) are called from hundreds."""
+        texts = self._callee_texts
+        if (kind, name) not in texts:
+            functions = self._groups[name].functions
+            texts[kind, name] = f"{kind} {name}: " + "; ".join(
+                str(f.func) if kind == "callee" else f"{f.func.name} {f.func.family_key()}" for f in functions)
+        return texts[kind, name]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_callee_texts"]  # derived from the model: not worth storing with the plan
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._callee_texts = {}
 
 
 # The operators a formula's arithmetic becomes (autograd_formulas.TENSOR_BINARY, unary minus,
