@@ -91,8 +91,8 @@ def saved_names(formula: str, names: Sequence[str]) -> tuple[str, tuple[str, ...
 
 @lru_cache(maxsize=None)
 def _rule_pattern(pattern: str, name: str) -> re.Pattern:
-    """A rule's pattern for one variable, compiled once per process (re's own cache holds 512,
-    and PyTorch's formulas need ~15,000)."""
+    """A rule's pattern for one variable, compiled once per process (re's own cache holds 512;
+    how many PyTorch's formulas need: docs/benchmarks.md, "Figures behind the code")."""
     return re.compile(pattern.format(name))
 
 

@@ -2,6 +2,8 @@
 
 The virtualenv lives at <repo>/build/bench-venv and is created with --system-site-packages, so it
 sees the main environment's packages (PyYAML, ...) while torch is installed only inside it.
+$OPGEN_BENCH_VENV names another one that already has torch (another checkout's build/bench-venv),
+so a second checkout need not download torch again.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import venv
 from typing import Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV_DIR = os.path.join(REPO, "build", "bench-venv")
+VENV_DIR = os.environ.get("OPGEN_BENCH_VENV") or os.path.join(REPO, "build", "bench-venv")
 PEER_REQUIREMENT = "torch==2.13.0"
 PYTORCH_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "pytorch-2.13"))
 
