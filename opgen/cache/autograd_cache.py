@@ -128,8 +128,8 @@ def _reference(kind: str, name: str):
 
 class _Pickler(pickle.Pickler):
     """Stores the model, its groups and its functions as ``_reference`` calls, found by type in the
-    dispatch table: the entry's other objects (~170,000 on PyTorch's yaml) cost no Python call
-    each, as a persistent_id method would."""
+    dispatch table: the entry's other objects cost no Python call each, as a persistent_id method's
+    would (docs/benchmarks.md, "Figures behind the code")."""
 
     def __init__(self, file, model: Model):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
