@@ -122,6 +122,12 @@ def top_level_items(text: str) -> Optional[list[tuple[int, str]]]:
     return [(start + 1, "".join(lines[start:end])) for start, end in zip(starts, ends)]
 
 
+def mapping_on_first_line(item: str) -> bool:
+    """Whether an item of ``top_level_items`` has its mapping start on its '- ' line (as nearly all
+    do), so the mapping's line is the item's line wherever the item moves."""
+    return item.startswith("- ") and item[2:3] not in (" ", "\t", "#", "\n", "\r", "")
+
+
 def _blank_or_comment(line: str) -> bool:
     stripped = line.strip()
     return not stripped or stripped.startswith("#")

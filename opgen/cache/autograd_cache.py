@@ -2,23 +2,32 @@
 autograd plan (one decision per function) and each group's autograd fingerprint, so a repeat
 run is a pickle load instead of a parse of derivatives.yaml (mostly its formulas' saved-name
 rules) and a plan of every function, both costly on PyTorch's yaml (docs/benchmarks.md,
-"Figures behind the code").
+"Figures behind the code"); and an edit of derivatives.yaml rereads only the entries whose text
+changed and plans again only what they touch.
 
     autograd/<model key>/<key>.pickle   an AutogradModel without its Model; model key: the
                                         parse cache's key of the model it was read against;
                                         key = xxh3_128(the derivatives yaml's bytes, the name
                                         errors show, the model key, opgen/model's and
                                         opgen/gen's sources)
+    autograd/latest/<lineage>           "<model key>/<key>" of the last entry stored for one
+                                        derivatives name with these sources: a miss starts from it
 
 The model is the one the parse cache gave this run (``model_cache_key``): only a model that
 came from the parse cache has a key, so a model built any other way is never served a stale
 plan. The model, its groups and its functions are not stored: they are references, resolved
 against the run's model on load (a reference it cannot resolve is a miss). A yaml with errors
-is never stored, so its errors are always reported from a full read. `opgen cache gc` prunes
-the entries of models it prunes, and superseded entries (prune_autograd).
+is never stored, so its errors are always reported from a full read.
+
+On a miss the latest entry of the lineage gives its derivatives' entries, each taken again while
+its text and what it read of the model are unchanged (derivatives_entries.py); when it was read
+against this same model, its decisions and fingerprints stand too wherever their inputs are
+unchanged (AutogradModel's ``previous``). `opgen cache gc` prunes the entries of models it
+prunes, and superseded entries (prune_autograd).
 """
 from __future__ import annotations
 
+import copyreg
 import gc
 import io
 import os
@@ -27,89 +36,150 @@ import time
 from typing import Any, Callable, Optional
 
 from ..fingerprint import default_cache_dir, digest, package_fingerprint
-from ..model.derivatives import Derivatives, build_derivatives
+from ..model.derivatives import Derivatives
 from ..model.grouping import OperatorGroup
 from ..model.loader import Model
 from ..model.native_function import NativeFunction
 from ..writer import atomic_write
-from ..yamlio import load_bytes, read_input
+from ..yamlio import read_input
+from .derivatives_entries import read_derivatives
 from .parse_cache import latest_model_keys, model_cache_key, sorted_entries
 
-_FORMAT = b"opgen-autograd-cache-1"
+_FORMAT = b"opgen-autograd-cache-2"
 AUTOGRAD_DIR = "autograd"
+_LATEST = "latest"
 
 
-def load_autograd_cached(model: Model, derivatives_path: str, autograd_model: Callable[[Model, Derivatives], Any], *,
+def load_autograd_cached(model: Model, derivatives_path: str, autograd_model: Callable[..., Any], *,
                          cache_dir: Optional[str] = None, display_name: Optional[str] = None):
     """``autograd_model(model, load_derivatives(derivatives_path, model, display_name))`` (the
     generators' AutogradModel, which cache/ does not import), read from the cache when this yaml
-    was read against this model before; ``cache_dir=""`` disables the cache."""
-
+    was read against this model before; ``cache_dir=""`` disables the cache. On a miss
+    ``autograd_model`` is also given ``previous=``: the last one stored for this yaml against this
+    model, or None."""
     name = display_name or derivatives_path
     data = read_input(derivatives_path, name)
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir
     model_key = model_cache_key(model)
-    path = None
-    if cache_dir and model_key:
-        key = digest(_FORMAT, data, name.encode(), model_key.encode(), package_fingerprint("model").encode(),
-                     package_fingerprint("gen").encode())
-        path = os.path.join(cache_dir, AUTOGRAD_DIR, model_key, key + ".pickle")
-        cached = _read_entry(path, model)
-        if isinstance(cached, autograd_model):
-            _touch(path)
-            return cached
-    autograd = autograd_model(model, build_derivatives(load_bytes(data, name), name, model))
-    if path is not None:
-        for group in model.operator_groups:
-            autograd.fingerprint(group)  # what every run asks of every group: remembered with the plan
-        _write_entry(path, autograd, model)
+    if not (cache_dir and model_key):
+        return autograd_model(model, read_derivatives(data, name, model))
+    sources = (package_fingerprint("model").encode(), package_fingerprint("gen").encode())
+    key = digest(_FORMAT, data, name.encode(), model_key.encode(), *sources)
+    entry = f"{model_key}/{key}"
+    lineage = digest(_FORMAT, name.encode(), *sources)
+    latest = _latest_entry(cache_dir, lineage)
+    path = _entry_path(cache_dir, entry)
+    cached = _read_entry(path, model)
+    if isinstance(cached, autograd_model):
+        _touch(path)
+        if latest != entry:  # a revert: the next edit starts from this one
+            _write_latest(cache_dir, lineage, entry)
+        return cached
+    same_model = latest is not None and latest.split("/", 1)[0] == model_key
+    previous = _read_previous(cache_dir, latest, model, autograd_model, same_model)
+    derivatives = read_derivatives(data, name, model, previous.derivatives if previous is not None else None,
+                                   same_model=same_model)
+    autograd = autograd_model(model, derivatives, previous=previous if same_model else None)
+    for group in model.operator_groups:
+        autograd.fingerprint(group)  # what every run asks of every group: remembered with the plan
+    if _write_entry(path, autograd, model):
+        _write_latest(cache_dir, lineage, entry)
     return autograd
+
+
+def _entry_path(cache_dir: str, entry: str) -> str:
+    return os.path.join(cache_dir, AUTOGRAD_DIR, *entry.split("/")) + ".pickle"
+
+
+def _read_previous(cache_dir: str, latest: Optional[str], model: Model, autograd_model: type, same_model: bool):
+    """The latest entry of the lineage: resolved against ``model`` when it was read against it
+    (``same_model``), else read for its derivatives alone (which refer to no function: its
+    references to the other model's are left unresolved)."""
+    if latest is None:
+        return None
+    previous = _read_entry(_entry_path(cache_dir, latest), model, lenient=not same_model)
+    return previous if isinstance(previous, autograd_model) and isinstance(previous.derivatives, Derivatives) else None
+
+
+def _latest_entry(cache_dir: str, lineage: str) -> Optional[str]:
+    try:
+        with open(os.path.join(cache_dir, AUTOGRAD_DIR, _LATEST, lineage), "r", encoding="ascii") as handle:
+            entry = handle.read().strip()
+    except (OSError, ValueError):
+        return None
+    model_key, _, key = entry.partition("/")
+    return entry if model_key.isalnum() and key.isalnum() else None
+
+
+def _write_latest(cache_dir: str, lineage: str, entry: str) -> None:
+    try:
+        atomic_write(os.path.join(cache_dir, AUTOGRAD_DIR, _LATEST, lineage), entry.encode("ascii"))
+    except OSError:
+        pass
 
 
 # ----- the model as references -----
 
+def _reference(kind: str, name: str):
+    """What an entry stores for the model, a group or a function: a call that _Unpickler answers
+    from the run's model (called any other way, there is no model to answer from)."""
+    raise pickle.UnpicklingError(f"a reference to {kind} {name!r} read without a model")
+
+
 class _Pickler(pickle.Pickler):
+    """Stores the model, its groups and its functions as ``_reference`` calls, found by type in the
+    dispatch table: the entry's other objects cost no Python call each, as a persistent_id method's
+    would (docs/benchmarks.md, "Figures behind the code")."""
+
     def __init__(self, file, model: Model):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.model = model
-        self.groups = {id(g): g.name for g in model.operator_groups}
-        self.functions = {id(f): str(f.func.name) for f in model.functions}
+        names = {id(model): ("model", "")}
+        names.update((id(g), ("group", g.name)) for g in model.operator_groups)
+        names.update((id(f), ("function", f.key)) for f in model.functions)
 
-    def persistent_id(self, obj):
-        if obj is self.model:
-            return ("model",)
-        if isinstance(obj, OperatorGroup) and id(obj) in self.groups:
-            return ("group", self.groups[id(obj)])
-        if isinstance(obj, NativeFunction) and id(obj) in self.functions:
-            return ("function", self.functions[id(obj)])
-        if isinstance(obj, (Model, OperatorGroup, NativeFunction)):
-            raise pickle.PicklingError("an autograd model refers to a model other than its own")
-        return None
+        def reference(obj):
+            found = names.get(id(obj))
+            if found is None:
+                raise pickle.PicklingError("an autograd model refers to a model other than its own")
+            return _reference, found
+        self.dispatch_table = copyreg.dispatch_table.copy()
+        self.dispatch_table.update({Model: reference, OperatorGroup: reference, NativeFunction: reference})
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, model: Model):
+    """Resolves the stored references against the run's model. ``lenient``: a reference the model
+    cannot resolve becomes None instead of a miss (the entry of another model, read for its
+    derivatives alone, which refer to no function)."""
+
+    def __init__(self, file, model: Model, lenient: bool = False):
         super().__init__(file)
         self.model = model
+        self.lenient = lenient
         self.groups = {g.name: g for g in model.operator_groups}
-        self.functions = {str(f.func.name): f for f in model.functions}
+        self.functions = {f.key: f for f in model.functions}
 
-    def persistent_load(self, pid):
-        kind = pid[0]
+    def find_class(self, module: str, name: str):
+        if module == __name__ and name == _reference.__name__:
+            return self._resolve
+        return super().find_class(module, name)
+
+    def _resolve(self, kind: str, name: str):
         if kind == "model":
             return self.model
         table = self.groups if kind == "group" else self.functions if kind == "function" else None
-        if table is None or pid[1] not in table:
-            raise pickle.UnpicklingError(f"unknown reference {pid!r}")
-        return table[pid[1]]
+        if table is None or name not in table:
+            if self.lenient:
+                return None
+            raise pickle.UnpicklingError(f"unknown reference {kind} {name!r}")
+        return table[name]
 
 
-def _read_entry(path: str, model: Model):
+def _read_entry(path: str, model: Model, lenient: bool = False):
     gc_was_enabled = gc.isenabled()
     gc.disable()  # thousands of small objects: no collections while they load
     try:
         with open(path, "rb") as handle:
-            return _Unpickler(handle, model).load()
+            return _Unpickler(handle, model, lenient).load()
     except FileNotFoundError:
         return None
     except Exception:  # truncated, from another opgen, or refers to what the model lacks: a miss
@@ -119,13 +189,14 @@ def _read_entry(path: str, model: Model):
             gc.enable()
 
 
-def _write_entry(path: str, autograd, model: Model) -> None:
+def _write_entry(path: str, autograd, model: Model) -> bool:
     buffer = io.BytesIO()
     try:
         _Pickler(buffer, model).dump(autograd)
         atomic_write(path, buffer.getvalue())
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
-        pass  # a read-only or full cache, or something unpicklable, only costs speed
+        return False  # a read-only or full cache, or something unpicklable, only costs speed
+    return True
 
 
 def _touch(path: str) -> None:
@@ -145,6 +216,8 @@ def prune_autograd(cache_dir: str, older_than_seconds: Optional[float] = None, *
     deadline = None if older_than_seconds is None else (time.time() if now is None else now) - older_than_seconds
     removed, freed, kept = 0, 0, 0
     for model_key in sorted_entries(root):
+        if model_key == _LATEST:
+            continue
         entries = []
         for name in sorted_entries(os.path.join(root, model_key)):
             path = os.path.join(root, model_key, name)
@@ -168,5 +241,12 @@ def prune_autograd(cache_dir: str, older_than_seconds: Optional[float] = None, *
             os.rmdir(os.path.join(root, model_key))  # only when it is empty
         except OSError:
             pass
+    for lineage in sorted_entries(os.path.join(root, _LATEST)):  # pointers to removed entries
+        entry = _latest_entry(cache_dir, lineage)
+        if entry is None or not os.path.exists(_entry_path(cache_dir, entry)):
+            try:
+                os.remove(os.path.join(root, _LATEST, lineage))
+            except OSError:
+                pass
     return {"autograd_removed": removed, "autograd_bytes_freed": freed, "autograd": kept - removed}
 

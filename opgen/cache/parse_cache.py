@@ -30,7 +30,7 @@ from ..model.loader import Model, ParsedEntry, assemble_model, parse_entries, ta
 from ..model.native_function import KernelTable, NativeFunction
 from ..model.schema import OperatorName
 from ..writer import atomic_write
-from ..yamlio import load_bytes, load_located, top_level_items
+from ..yamlio import load_bytes, load_located, mapping_on_first_line, top_level_items
 
 _FORMAT = b"opgen-model-cache-2"
 _LATEST = "latest"
@@ -118,7 +118,7 @@ def _reparse_edited(items: list[tuple[int, str]], name: str, valid_tags: frozens
     digests = {}
     for line, text in items:
         entry_digest = digest(text.encode("utf-8"))
-        f = known.get(entry_digest) if _mapping_on_first_line(text) else None
+        f = known.get(entry_digest) if mapping_on_first_line(text) else None
         entry = _moved(f, name, line, tables) if f is not None else _parse_alone(text, line, name, valid_tags)
         if entry is None:
             return None
@@ -146,12 +146,6 @@ def _moved(f: NativeFunction, name: str, line: int, tables: dict[OperatorName, K
         f = copy.copy(f)  # keeps what the schema has already derived
         object.__setattr__(f, "location", Location(name, line))
     return f, table
-
-
-def _mapping_on_first_line(text: str) -> bool:
-    """Whether the entry's mapping starts on its '- ' line (as nearly all do), so its function's
-    line is the item's line wherever the item moves."""
-    return text.startswith("- ") and text[2:3] not in (" ", "\t", "#", "\n", "\r", "")
 
 
 def _parse_alone(text: str, line: int, name: str, valid_tags: frozenset[str]) -> Optional[ParsedEntry]:

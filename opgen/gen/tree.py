@@ -15,6 +15,7 @@ from ..model.loader import Model
 from .engine.config import CodegenConfig
 from .engine.layer import Layer
 from .engine.plan import CodegenPlan, Report
+from .engine.render import compiled_templates_dir, keep_compiled_templates
 from .sections import backend_section, in_tree_section
 from .registry import LAYERS
 
@@ -29,6 +30,8 @@ def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenCon
     the in-tree files (registry.LAYERS). ``workers``: processes that render the groups the cache
     lacks (1: this one; engine/workers.py)."""
     session = CacheSession(open_codegen_cache(cache_dir), "opgen generate", remote)
+    if session.cache is not None:
+        keep_compiled_templates(compiled_templates_dir(session.cache.root))
     sections = [in_tree_section(model, config, session.cache, layers=layers)]
     if backend is not None:
         sections.append(backend_section(model, backend))

@@ -6,6 +6,7 @@ Kept apart from the reader (derivatives.py) so the infos derived without an entr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional
 
 from ..errors import Location
@@ -52,8 +53,8 @@ class DerivativeInfo:
     location: Location                    # the entry (or its dispatch section)
     derived_from: Optional[OperatorName] = None  # the view whose formulas a *_copy info reuses
 
-    @property
-    def key(self) -> str:
+    @cached_property
+    def key(self) -> str:  # remembered: the autograd plan indexes every info by it, several times
         return str(self.name) if self.namespace == "aten" else f"{self.namespace}::{self.name}"
 
     def as_json(self) -> dict[str, Any]:

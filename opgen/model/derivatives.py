@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import DiagnosticCollector, Location, OpgenError, did_you_mean
+from ..fingerprint import digest
 from ..yamlio import LocatedMap, iter_entries, read_located
 from .derivative_info import DEFAULT, DerivativeInfo, Formula, ForwardFormula
 from .dispatch_keys import DispatchKey
@@ -22,7 +23,7 @@ from .formulas import (
 )
 from .loader import ERROR_CAP, Model
 from .native_function import NativeFunction
-from .schema import FunctionSchema, OperatorName, SchemaKind
+from .schema import OperatorName, SchemaKind
 
 _BACKEND_COMPONENTS = ("CPU", "CUDA", "HIP", "XLA", "MTIA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "Meta",
                        "PrivateUse1", "PrivateUse2", "PrivateUse3")
@@ -35,9 +36,32 @@ MANUAL_AUTOGRAD = ("_fw_primal", "_make_dual", "detach")
 
 
 @dataclass(frozen=True)
+class DerivativeEntry:
+    """One derivatives.yaml entry read on its own: its infos (one per dispatch section) and a digest
+    of what it read of the model, so a later read of an edited file can take it instead of reading
+    its text again (cache/derivatives_entries.py)."""
+
+    spec: str                              # its 'name:': the schema of the function it names
+    function: OperatorName                 # the function its infos are for (a second entry for it is an error)
+    line: int                              # the line its mapping starts on (its '- ' line, nearly always)
+    infos: tuple[DerivativeInfo, ...]
+    node_stems: tuple[Optional[str], ...]  # per info: its node's class name before the number (None: no node)
+    model_facts: str                       # digest of the functions sharing the named schema's signature
+
+    def at_line(self, line: int) -> "DerivativeEntry":
+        """The same entry moved to ``line``: every location in it moved alike."""
+        if line == self.line:
+            return self
+        delta = line - self.line
+        return replace(self, line=line, infos=tuple(_moved(info, delta) for info in self.infos))
+
+
+@dataclass(frozen=True)
 class Derivatives:
     source: str
     infos: tuple[DerivativeInfo, ...]  # entries in yaml order (dispatch sections in order), then *_copy infos, then _foreach_ infos
+    entries: tuple[DerivativeEntry, ...] = field(default=(), compare=False)  # what each entry gave, in yaml order
+    entry_digests: tuple[str, ...] = field(default=(), compare=False)  # each entry's text digest, when the cache knows them
 
     def nodes(self, dispatch_key: Optional[str] = DEFAULT) -> list[str]:
         return sorted(i.node for i in self.infos if i.node and (dispatch_key is None or i.dispatch_key == dispatch_key))
@@ -82,52 +106,157 @@ def output_names(f: NativeFunction) -> list[str]:
 
 def build_derivatives(document: Any, source: str, model: Model) -> Derivatives:
     errors = DiagnosticCollector(ERROR_CAP)
-    reader = _Reader(model, source, errors)
+    return assemble_derivatives(source, model, read_entries(document, source, model, errors), errors)
+
+
+def read_entries(document: Any, source: str, model: Model, errors: DiagnosticCollector,
+                 functions: Optional["ModelFunctions"] = None) -> list[DerivativeEntry]:
+    """Each entry of a parsed derivatives.yaml read against ``model``, in order; problems go to
+    ``errors`` (a second entry for a function is one, and is not read further)."""
+    reader = _Reader(model, source, errors, functions)
+    seen: dict[OperatorName, Location] = {}
+    entries = []
     for entry in iter_entries(document, source, on_error=errors.extend):
         try:
-            reader.entry(entry)
+            read = reader.entry(entry, seen)
         except OpgenError as exc:
             errors.extend(exc, entry.where())
-    infos = list(reader.infos)
-    infos.extend(_view_copy_infos(reader.by_entry, model, {i.name for i in infos}))
+            continue
+        if read is not None:
+            entries.append(read)
+    return entries
+
+
+def assemble_derivatives(source: str, model: Model, entries: Iterable[DerivativeEntry],
+                         errors: Optional[DiagnosticCollector] = None) -> Derivatives:
+    """The derivatives of entries read one by one (in yaml order): their nodes numbered across
+    the file, then the infos derived without an entry and the checks across entries. ``errors``
+    may already hold the entries' own problems."""
+    errors = errors if errors is not None else DiagnosticCollector(ERROR_CAP)
+    entries = _numbered(entries)
+    infos = [info for e in entries for info in e.infos]
+    infos.extend(_view_copy_infos([e.infos for e in entries], model, {i.name for i in infos}))
     infos.extend(foreach_infos(model.functions, infos, errors.extend))
     _check_views_have_formulas(model, infos, source, errors)
     errors.sort_by_location()
     errors.raise_if_any()
-    return Derivatives(source, tuple(infos))
+    return Derivatives(source, tuple(infos), tuple(entries))
+
+
+def _numbered(entries: Iterable[DerivativeEntry]) -> list[DerivativeEntry]:
+    """torchgen names nodes by stem and count in file order (AddBackward0, AddBackward1): an entry
+    read alone numbers from 0, so each takes its numbers from the entries before it here."""
+    counter: Counter[str] = Counter()
+    numbered = []
+    for e in entries:
+        infos = list(e.infos)
+        for i, stem in enumerate(e.node_stems):
+            if stem is None:
+                continue
+            node = f"{stem}{counter[stem]}"
+            counter[stem] += 1
+            if infos[i].node != node:
+                infos[i] = replace(infos[i], node=node)
+        numbered.append(e if all(a is b for a, b in zip(infos, e.infos)) else replace(e, infos=tuple(infos)))
+    return numbered
+
+
+def _moved(info: DerivativeInfo, delta: int) -> DerivativeInfo:
+    def at(location: Location) -> Location:
+        return Location(location.file, location.line + delta)
+    return replace(info, location=at(info.location),
+                   formulas=tuple(replace(f, location=at(f.location)) for f in info.formulas),
+                   forward_formulas=tuple(replace(f, location=at(f.location)) for f in info.forward_formulas))
+
+
+class ModelFunctions:
+    """The model's functions as derivatives.yaml names them: by schema text, and the variants that
+    share a signature. Found through names and family keys the model already holds, so only the
+    functions asked about are printed (printing all of PyTorch's costs more than reading an entry)."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._by_name: Optional[dict[OperatorName, list[NativeFunction]]] = None  # only when a name repeats
+        self._families: Optional[dict[str, list[NativeFunction]]] = None
+        self._signatures: dict[int, str] = {}
+
+    def with_schema(self, spec: str) -> Optional[NativeFunction]:
+        """The function whose schema is ``spec`` exactly (the last, as a dict by schema keeps it)."""
+        try:
+            name = OperatorName.parse(spec.split("(", 1)[0])
+        except OpgenError:
+            return None
+        found = None
+        for f in self._named(name):
+            if str(f.func) == spec:
+                found = f
+        return found
+
+    def _named(self, name: OperatorName) -> Sequence[NativeFunction]:
+        """The functions of that name in any namespace, in model order."""
+        if len(self.model.by_name) == len(self.model.functions):  # the usual case: no name repeats
+            f = self.model.by_name.get(name)
+            return (f,) if f is not None else ()
+        if self._by_name is None:
+            self._by_name = {}
+            for f in self.model.functions:
+                self._by_name.setdefault(f.func.name, []).append(f)
+        return self._by_name.get(name, ())
+
+    def family(self, f: NativeFunction) -> list[NativeFunction]:
+        """The functions whose signature is ``f``'s, in model order (equal signatures have equal
+        family keys, so only those are compared)."""
+        if self._families is None:
+            self._families = {}
+            for g in self.model.functions:
+                self._families.setdefault(g.func.family_key(), []).append(g)
+        signature = self._signature(f)
+        return [g for g in self._families[f.func.family_key()] if self._signature(g) == signature]
+
+    def facts(self, spec: str) -> Optional[str]:
+        """The digest of what an entry naming ``spec`` reads of the model (DerivativeEntry.model_facts);
+        None when no function has that schema."""
+        f = self.with_schema(spec)
+        return None if f is None else facts_digest(self.family(f))
+
+    def _signature(self, f: NativeFunction) -> str:
+        key = id(f)
+        if key not in self._signatures:
+            self._signatures[key] = str(f.func.signature())
+        return self._signatures[key]
+
+
+def facts_digest(family: Iterable[NativeFunction]) -> str:
+    """An entry's infos follow from its text and the functions sharing its schema's signature: which
+    one it names, which is canonical, and that one's arguments and returns."""
+    return digest(*(f"{f.namespace} {f.func}".encode() for f in family))
 
 
 class _Reader:
-    def __init__(self, model: Model, source: str, errors: DiagnosticCollector):
+    def __init__(self, model: Model, source: str, errors: DiagnosticCollector, functions: Optional[ModelFunctions] = None):
         self.model = model
         self.source = source
         self.errors = errors
-        self.by_schema = {str(f.func): f for f in model.functions}
-        self.by_signature: dict[str, list[NativeFunction]] = {}
-        for f in model.functions:
-            self.by_signature.setdefault(str(f.func.signature()), []).append(f)
-        self.counter: Counter[str] = Counter()
-        self.infos: list[DerivativeInfo] = []
-        self.by_entry: list[list[DerivativeInfo]] = []
-        self.seen: dict[OperatorName, Location] = {}
+        self.functions = functions or ModelFunctions(model)
 
     def report(self, where: Location, message: str) -> None:
         self.errors.add(where, message)
 
-    def entry(self, entry: LocatedMap) -> None:
+    def entry(self, entry: LocatedMap, seen: dict[OperatorName, Location]) -> Optional[DerivativeEntry]:
         spec = entry.get("name")
         if not isinstance(spec, str):
             raise OpgenError("each entry needs 'name: SCHEMA', the schema of a function in the operator yaml", entry.where("name"))
         f = self._function(spec, entry.where("name"))
         if f is None:
-            return
+            return None
         defn_name = re.match(r"\w+", spec).group(0)
-        canonical = self._canonical(f, defn_name)
-        if canonical.func.name in self.seen:
-            self.report(entry.where("name"), f"a second entry for {canonical.func.name} (first at line {self.seen[canonical.func.name].line}); "
+        family = self.functions.family(f)
+        canonical = self._canonical(family, defn_name)
+        if canonical.func.name in seen:
+            self.report(entry.where("name"), f"a second entry for {canonical.func.name} (first at line {seen[canonical.func.name].line}); "
                                              "merge them (use 'dispatch:' for per-key formulas)")
-            return
-        self.seen[canonical.func.name] = entry.where("name")
+            return None
+        seen[canonical.func.name] = entry.where("name")
         for bad in ("grad_input_mask", "result"):
             if bad in cpp_argument_names(canonical):
                 self.report(entry.where("name"), f"{canonical.func.name} has an argument named '{bad}', which formulas reserve; rename it in the operator yaml")
@@ -141,7 +270,7 @@ class _Reader:
                     self.report(entry.where(key), f"'{key}' beside 'dispatch:'; put formulas inside a dispatch section")
         else:
             sections = {DEFAULT: entry}
-        infos = []
+        infos, stems = [], []
         for key, section in sections.items():
             where = sections.where(key) if isinstance(sections, LocatedMap) else entry.where()
             if key != DEFAULT and key not in AUTOGRAD_KEYS:
@@ -151,13 +280,13 @@ class _Reader:
             if not isinstance(section, LocatedMap):
                 self.report(where, f"dispatch section {key} must map argument names to formulas")
                 continue
-            info = self._info(canonical, defn_name, key, section, where, differentiability, conditions)
+            info, stem = self._info(canonical, defn_name, key, section, where, differentiability, conditions)
             infos.append(info)
-        self.infos.extend(infos)
-        self.by_entry.append(infos)
+            stems.append(stem)
+        return DerivativeEntry(spec, canonical.func.name, entry.line, tuple(infos), tuple(stems), facts_digest(family))
 
     def _function(self, spec: str, where: Location) -> Optional[NativeFunction]:
-        f = self.by_schema.get(spec)
+        f = self.functions.with_schema(spec)
         if f is not None:
             return f
         try:
@@ -174,10 +303,10 @@ class _Reader:
             self.report(where, f"no function matches '{spec}'; {hint}")
         return None
 
-    def _canonical(self, f: NativeFunction, defn_name: str) -> NativeFunction:
-        """torchgen's choice among the variants sharing ``f``'s signature: the first that is
+    @staticmethod
+    def _canonical(family: list[NativeFunction], defn_name: str) -> NativeFunction:
+        """torchgen's choice among the variants sharing a signature (``family``): the first that is
         neither out= nor a '_functional' overload and has the entry's base name."""
-        family = self.by_signature[str(f.func.signature())]
         for g in family:
             if not g.func.is_out_fn() and "functional" not in g.func.name.overload_name and str(g.func.name.name) == defn_name:
                 return g
@@ -203,7 +332,7 @@ class _Reader:
         return tuple(raw), None
 
     def _info(self, f: NativeFunction, defn_name: str, key: str, section: LocatedMap, where: Location,
-              differentiability, conditions) -> DerivativeInfo:
+              differentiability, conditions) -> tuple[DerivativeInfo, Optional[str]]:
         args = cpp_argument_names(f)
         outputs = output_names(f)
         ret_names = [r.name for r in f.func.returns]
@@ -258,12 +387,11 @@ class _Reader:
             formulas.append(Formula(names, formula, line, inputs, saved_outputs))
         with_formula = {n for d in formulas for n in d.var_names}
         differentiable_inputs = tuple(a for a in args if a in with_formula)
-        node = None
+        stem = node = None
         if differentiable_inputs:
-            prefix = camel_case_node_prefix(defn_name) + ("" if key == DEFAULT else key)
-            node = f"{prefix}{self.counter[prefix]}"
-            self.counter[prefix] += 1
-        return DerivativeInfo(
+            stem = camel_case_node_prefix(defn_name) + ("" if key == DEFAULT else key)
+            node = f"{stem}0"  # numbered across the file by assemble_derivatives
+        info = DerivativeInfo(
             name=f.func.name, namespace=f.namespace, dispatch_key=key, node=node, formulas=tuple(formulas),
             forward_formulas=tuple(forward), differentiable_inputs=differentiable_inputs,
             non_differentiable=tuple(non_differentiable),
@@ -273,6 +401,7 @@ class _Reader:
             differentiable_outputs=tuple(bool(d) and r.type.is_tensor_like() for r, d in zip(f.func.returns, flags)),
             location=where,
         )
+        return info, stem
 
     @staticmethod
     def _index(f: NativeFunction) -> tuple[str, ...]:
@@ -322,8 +451,8 @@ _LAYOUT_SPECIFIC = ("Sparse", "Quantized", "NestedTensor", "Mkldnn")
 def needs_formula(f: NativeFunction, model: Model) -> bool:
     """A view that autograd cannot see through: an out-of-place view of a Tensor input with a
     kernel of its own (a CompositeImplicitAutograd view decomposes into views that have formulas)."""
-    if not f.is_view_op or f.func.name.name.inplace or f.func.kind() is not SchemaKind.functional:
-        return False
+    if f.func.name.name.inplace or f.func.kind() is not SchemaKind.functional or not f.is_view_op:
+        return False  # the cheap tests first: most functions fail them
     if not any(a.type.is_tensor_like() for a in f.func.arguments.all()):
         return False
     if not any(r.type.is_tensor_like() for r in f.func.returns):
@@ -337,7 +466,7 @@ def needs_formula(f: NativeFunction, model: Model) -> bool:
 def _check_views_have_formulas(model: Model, infos: list[DerivativeInfo], source: str, errors: DiagnosticCollector) -> None:
     covered = {i.name for i in infos}  # an entry, even one that says non_differentiable
     for f in model.functions:
-        if f.func.name not in covered and str(f.func.name) not in MANUAL_AUTOGRAD and needs_formula(f, model):
+        if needs_formula(f, model) and f.func.name not in covered and str(f.func.name) not in MANUAL_AUTOGRAD:
             errors.add(f.location, f"view operator {f.func.name} has no backward formula in {source}; autograd needs one "
                                    f"for a view with its own kernel: add '- name: {f.func}' with a formula for its input")
 

@@ -49,32 +49,44 @@ def _flat(schema: FunctionSchema) -> tuple[Argument, ...]:
 
 
 class References:
-    """The infos a foreach function may take as reference, by signature: functional ones, and the
-    non-functional ones (for _foreach_zero_)."""
+    """The infos a foreach function may take as reference, by signature (family key): functional
+    ones, and the non-functional ones (for _foreach_zero_)."""
 
     def __init__(self, functions: Iterable[NativeFunction], infos: Iterable[DerivativeInfo]):
         by_key = {f.key: f for f in functions}
         grouped: dict[str, dict[str, DerivativeInfo]] = {}
         for info in infos:
             grouped.setdefault(info.key, {})[info.dispatch_key] = info
-        self.functional: dict[str, tuple[FunctionSchema, dict[str, DerivativeInfo]]] = {}
-        self.non_functional: dict[str, tuple[FunctionSchema, dict[str, DerivativeInfo]]] = {}
+        self.functional: dict[str, tuple[NativeFunction, dict[str, DerivativeInfo]]] = {}
+        self.non_functional: dict[str, tuple[NativeFunction, dict[str, DerivativeInfo]]] = {}
         for key, by_dispatch in grouped.items():
             f = by_key[key]
-            signature = f.func.signature(strip_default=True)
             table = self.functional if f.func.kind() is SchemaKind.functional else self.non_functional
-            table[str(signature)] = (signature, by_dispatch)
+            table[f.func.family_key()] = (f, by_dispatch)
+        # Each table's references by base name, in table order: a reference pairs up only with the
+        # foreach function of its name, so find() looks at those alone.
+        self._by_base = (_by_base(self.functional), _by_base(self.non_functional))
 
     def find(self, f: NativeFunction) -> Optional[tuple[FunctionSchema, DerivativeInfo]]:
         """(the reference's signature, its Default info) for the foreach function ``f``, or None."""
-        tables = [self.functional]
+        tables = [self._by_base[0]]
         if f.func.kind() is SchemaKind.inplace and str(f.func.name) in INPLACE_REFERENCE:
-            tables.append(self.non_functional)
+            tables.append(self._by_base[1])
+        base = f.func.name.name.base[len(PREFIX):]
         for table in tables:
-            for signature, by_dispatch in table.values():
-                if DEFAULT in by_dispatch and _pairs_up(f, signature):
-                    return signature, by_dispatch[DEFAULT]
+            for ref, by_dispatch in table.get(base, ()):
+                if DEFAULT in by_dispatch:
+                    signature = ref.func.signature(strip_default=True)
+                    if _pairs_up(f, signature):
+                        return signature, by_dispatch[DEFAULT]
         return None
+
+
+def _by_base(table: dict[str, tuple[NativeFunction, dict[str, DerivativeInfo]]]) -> dict[str, list]:
+    index: dict[str, list] = {}
+    for ref, by_dispatch in table.values():
+        index.setdefault(ref.func.name.name.base, []).append((ref, by_dispatch))
+    return index
 
 
 def _pairs_up(f: NativeFunction, signature: FunctionSchema) -> bool:
@@ -103,7 +115,7 @@ def foreach_infos(functions: Iterable[NativeFunction], infos: list[DerivativeInf
     for f in functions:
         if not is_foreach(f) or f.key in have or f.func.kind() is SchemaKind.inplace:
             continue
-        if f.generated and (f.func.kind() is SchemaKind.out or str(f.func.signature(strip_default=True)) in references.non_functional):
+        if f.generated and (f.func.kind() is SchemaKind.out or f.func.family_key() in references.non_functional):
             continue  # torchgen matches these before deriving: nothing, or a mutable variant's entry
         found = references.find(f)
         if found is not None:

@@ -23,6 +23,7 @@ Suffix = Union[str, Callable[[re.Match], str]]
 class SavedRule:
     pattern: str          # '{}' stands for the variable's name
     suffix: Suffix        # appended to the name: the saved attribute's name
+    needle: str           # literal text every match contains: a formula without it needs no pattern compiled
     keeps_call: str = ""  # what the match becomes in the formula, when not the saved name itself
 
 
@@ -32,23 +33,23 @@ def _size_argument(match: re.Match) -> str:
 
 # In torchgen's order (load_derivatives.saved_variables); an earlier rule consumes its text.
 SAVED_RULES: tuple[SavedRule, ...] = (
-    SavedRule(r"{}.sym_sizes\(\)", "_sym_sizes"),
-    SavedRule(r"{}->sym_sizes\(\)", "_sym_sizes_opt"),
-    SavedRule(r"{}.sym_blocksize\(\)", "_self_sym_blocksize_opt"),
-    SavedRule(r"{}.options\(\)", "_options"),
-    SavedRule(r"zeros_like\({}\)", "_info", keeps_call=".zeros()"),
-    SavedRule(r"{}.sym_size\((-?\w+)\)", _size_argument),
-    SavedRule(r"{}.numel\(\)", "_numel"),
-    SavedRule(r"{}.sym_numel\(\)", "_sym_numel"),
-    SavedRule(r"to_args_sizes\({}\)", "_args_sizes"),
-    SavedRule(r"to_args_sizes_symint\({}\)", "_args_sizes_symint"),
-    SavedRule(r"to_args_scalartypes\({}\)", "_args_scalartypes"),
-    SavedRule(r"TensorGeometry\({}\)", "_geometry"),
-    SavedRule(r"{}.scalar_type\(\)", "_scalar_type"),
-    SavedRule(r"{}.dim\(\)", "_dim"),
-    SavedRule(r"{}.sym_strides\(\)", "_sym_strides"),
-    SavedRule(r"{}.layout\(\)", "_layout"),
-    SavedRule(r"{}.is_conj\(\)", "_conjugate"),
+    SavedRule(r"{}.sym_sizes\(\)", "_sym_sizes", "sym_sizes()"),
+    SavedRule(r"{}->sym_sizes\(\)", "_sym_sizes_opt", "sym_sizes()"),
+    SavedRule(r"{}.sym_blocksize\(\)", "_self_sym_blocksize_opt", "sym_blocksize()"),
+    SavedRule(r"{}.options\(\)", "_options", "options()"),
+    SavedRule(r"zeros_like\({}\)", "_info", "zeros_like(", keeps_call=".zeros()"),
+    SavedRule(r"{}.sym_size\((-?\w+)\)", _size_argument, "sym_size("),
+    SavedRule(r"{}.numel\(\)", "_numel", "numel()"),
+    SavedRule(r"{}.sym_numel\(\)", "_sym_numel", "sym_numel()"),
+    SavedRule(r"to_args_sizes\({}\)", "_args_sizes", "to_args_sizes("),
+    SavedRule(r"to_args_sizes_symint\({}\)", "_args_sizes_symint", "to_args_sizes_symint("),
+    SavedRule(r"to_args_scalartypes\({}\)", "_args_scalartypes", "to_args_scalartypes("),
+    SavedRule(r"TensorGeometry\({}\)", "_geometry", "TensorGeometry("),
+    SavedRule(r"{}.scalar_type\(\)", "_scalar_type", "scalar_type()"),
+    SavedRule(r"{}.dim\(\)", "_dim", "dim()"),
+    SavedRule(r"{}.sym_strides\(\)", "_sym_strides", "sym_strides()"),
+    SavedRule(r"{}.layout\(\)", "_layout", "layout()"),
+    SavedRule(r"{}.is_conj\(\)", "_conjugate", "is_conj()"),
 )
 # Fixed suffixes a derived name may carry (sym_size(N) gives _sym_argsize_N).
 DERIVED_SUFFIXES = tuple(sorted({r.suffix for r in SAVED_RULES if isinstance(r.suffix, str)}))
@@ -75,6 +76,9 @@ def saved_names(formula: str, names: Sequence[str]) -> tuple[str, tuple[str, ...
         if name not in formula:  # every rule's pattern spells the name: nothing to match
             continue
         for rule in SAVED_RULES:
+            if rule.needle not in formula:  # no match possible: spare compiling its pattern for this name
+                continue
+
             def replace(match: re.Match, rule: SavedRule = rule, name: str = name) -> str:
                 suffix = rule.suffix(match) if callable(rule.suffix) else rule.suffix
                 saved.append(name + suffix)
@@ -87,8 +91,8 @@ def saved_names(formula: str, names: Sequence[str]) -> tuple[str, tuple[str, ...
 
 @lru_cache(maxsize=None)
 def _rule_pattern(pattern: str, name: str) -> re.Pattern:
-    """A rule's pattern for one variable, compiled once per process (re's own cache holds 512,
-    and PyTorch's formulas need ~15,000)."""
+    """A rule's pattern for one variable, compiled once per process (re's own cache holds 512;
+    how many PyTorch's formulas need: docs/benchmarks.md, "Figures behind the code")."""
     return re.compile(pattern.format(name))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from enum import Enum
 from typing import Any, Optional
 
@@ -72,10 +73,10 @@ class NativeFunction:
     def name(self) -> OperatorName:
         return self.func.name
 
-    @property
+    @cached_property
     def key(self) -> str:
         """How JSON dumps, listings and the autograd model name it: add.Tensor in aten, else
-        myops::scale."""
+        myops::scale. Remembered: the autograd plan asks it of every function several times."""
         return str(self.func.name) if self.namespace == "aten" else f"{self.namespace}::{self.func.name}"
 
     @property
@@ -91,8 +92,10 @@ class NativeFunction:
     def part_of_structured_group(self) -> bool:
         return self.structured or self.structured_delegate is not None
 
-    @property
+    @cached_property
     def is_view_op(self) -> bool:
+        """Remembered: grouping asks it of every function before the parse cache stores the model,
+        so a loaded model knows it (the autograd checks ask it of every function again)."""
         rets = self.func.returns
         aliasing_return = any(r.annotation is not None and not r.annotation.is_write for r in rets)
         inplace_view = "inplace_view" in self.tags and str(self.func.name) not in ("resize_", "resize_as_")

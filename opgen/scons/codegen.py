@@ -38,6 +38,7 @@ from opgen.gen.engine.layout import compiled_sources, folded_sources
 from opgen.gen.engine.plan import CodegenPlan, Report, Section
 from opgen.gen.engine.workers import RenderPool, available_cores, worth_a_pool
 from opgen.cache.session import render_here
+from opgen.gen.engine.render import compiled_templates_dir, keep_compiled_templates
 from opgen.gen.sections import backend_section, in_tree_section
 
 class CodegenResult:
@@ -161,6 +162,8 @@ def _session(env, label):
                                          where="--opgen-cache-remote") if cache is not None else None
     except OpgenError as error:
         stop(error, "bad remote codegen cache setting")
+    if cache is not None:
+        keep_compiled_templates(compiled_templates_dir(cache.root))
     return CacheSession(cache, label, remote, run=RUN)
 
 

@@ -1,6 +1,6 @@
 """Benchmark: autograd, opgen vs PyTorch 2.13 in one run: codegen on PyTorch's yaml, then the runtime.
 
-    python tests/bench/bench_autograd.py [--quick] [--runs N] [--only codegen,runtime] [--no-build]
+    python tests/bench/bench_autograd.py [--quick] [--runs N] [--edit-runs N] [--only codegen,runtime] [--no-build]
 
 A report, not a test: it prints one table per part, each row `measure, opgen, torch(gen), ratio,
 goal, met`, and exits 0 (2 when PyTorch's yaml is absent, 1 when a generator fails).
@@ -18,8 +18,10 @@ goal, met`, and exits 0 (2 when PyTorch's yaml is absent, 1 when a generator fai
      `opgen generate --derivatives --no-cache` is shown beside it.
    One-formula edit: sin's `self:` formula gets ` * <a random number>` (content no cache has
      seen). opgen: a tree generated from the unedited yaml with a fresh cache under build/ (untimed),
-     then the edited run; torchgen has no incremental mode: its full run on its previous output
-     (it writes only files whose content changed). Files and bytes count what each rewrote.
+     a no-op run on it, then the edited run; the autograd layer's share of the edit is the edited
+     run minus that no-op run (start-up, the model and the codegen plan cost both alike), the median
+     of --edit-runs such pairs. torchgen has no incremental mode: its full run on its previous
+     output (it writes only files whose content changed). Files and bytes count what each rewrote.
    Sizes: opgen's ops/*_Autograd.cpp and ops/*_ADInplaceOrView.cpp against torchgen's compiled
      VariableType_*.cpp, VariableType.h, ADInplaceOrViewType_*.cpp, Functions.{h,cpp}.
 2. Runtime (skipped, with a line saying why, until `od.tensor([1.0], requires_grad=True)` records a
@@ -194,9 +196,10 @@ def median(runs: list[Run], value=lambda r: r.wall) -> float:
     return statistics.median(value(r) for r in runs)
 
 
-def measure_codegen(tools: Tools, runs: int) -> dict:
+def measure_codegen(tools: Tools, runs: int, edit_runs: int) -> dict:
     """Runs per scenario (lists of Run) and "sizes" (see sizes())."""
-    m: dict[str, list[Run]] = {name: [] for name in ("tg", "tg_full", "plain", "ad", "no_cache", "noop", "tg_edit", "edit")}
+    m: dict[str, list[Run]] = {name: [] for name in ("tg", "tg_full", "plain", "ad", "no_cache", "noop", "tg_edit", "edit",
+                                                      "edit_noop")}
     peer = tools.peer is not None
     for i in range(runs):
         print(f"bench: codegen cold, run {i + 1}/{runs} ...", file=sys.stderr)
@@ -213,14 +216,15 @@ def measure_codegen(tools: Tools, runs: int) -> dict:
     m["sizes"] = sizes(tools.work, peer)
     factors = fresh_factors()
     try:
-        for i in range(runs):
-            print(f"bench: one-formula edit, run {i + 1}/{runs} ...", file=sys.stderr)
+        for i in range(edit_runs):
+            print(f"bench: one-formula edit, run {i + 1}/{edit_runs} ...", file=sys.stderr)
             tools.write(tools.original)
             out, cache = tools.fresh(f"edit-{i}"), tools.fresh(f"edit-cache-{i}")
             tools.opgen(out, cache)  # the tree and the cache the edit starts from
+            m["edit_noop"].append(tools.opgen(out, cache))  # what the edit costs beyond: a no-op on the same tree
             tools.write(edit_formula(tools.original, next(factors)))
             m["edit"].append(tools.opgen(out, cache))
-            if peer:  # on its previous output: the cold run's, then the previous edit's
+            if peer and i < runs:  # on its previous output: the cold run's, then the previous edit's
                 m["tg_edit"].append(tools.torchgen("autograd", os.path.join(tools.work, "tg")))
             shutil.rmtree(out)
             shutil.rmtree(cache)
@@ -294,11 +298,19 @@ def codegen_rows(m: dict) -> list[tuple[str, ...]]:
     kb = statistics.median(r.kb(generated_only=True) for r in edit)
     tg_kb = statistics.median(r.kb() for r in tg_edit) if tg_edit else None
     state_kb = statistics.median(r.kb() - r.kb(generated_only=True) for r in edit)
+    tg_edit_cpu = median(tg_edit, lambda r: r.cpu) if tg_edit else None
+    # The edit's autograd share: each edited run minus the no-op run just before it on the same tree.
+    edit_share = statistics.median(e.wall - n.wall for e, n in zip(edit, m["edit_noop"]))
+    edit_share_cpu = statistics.median(e.cpu - n.cpu for e, n in zip(edit, m["edit_noop"]))
     rows += [
-        ("one-formula edit: wall s", seconds(edit_s), seconds(tg_edit_s), *ratio_cells(edit_s, tg_edit_s, CODEGEN_GOALS["edit"])),
-        ("one-formula edit: CPU s", seconds(median(edit, lambda r: r.cpu)),
-         seconds(median(tg_edit, lambda r: r.cpu) if tg_edit else None),
-         *ratio_cells(median(edit, lambda r: r.cpu), median(tg_edit, lambda r: r.cpu) if tg_edit else None, None)),
+        ("one-formula edit: the autograd layer's share, wall s (edited run minus a no-op run on its tree)",
+         seconds(edit_share), seconds(tg_edit_s), *ratio_cells(edit_share, tg_edit_s, CODEGEN_GOALS["edit"])),
+        ("one-formula edit: the autograd layer's share, CPU s (the same difference)", seconds(edit_share_cpu),
+         seconds(tg_edit_cpu), *ratio_cells(edit_share_cpu, tg_edit_cpu, None)),
+        ("one-formula edit: wall s (the whole process)", seconds(edit_s), seconds(tg_edit_s), *ratio_cells(edit_s, tg_edit_s, None)),
+        ("one-formula edit: CPU s (the whole process)", seconds(median(edit, lambda r: r.cpu)), seconds(tg_edit_cpu),
+         *ratio_cells(median(edit, lambda r: r.cpu), tg_edit_cpu, None)),
+        ("one-formula edit: the no-op run it is measured against, wall s", seconds(median(m["edit_noop"])), "", "", "", ""),
         ("one-formula edit: groups regenerated", regenerated(edit[0]), "all" if tg_edit else "", "", "", ""),
         ("one-formula edit: files written", spread(sum(not _bookkeeping(p) for p in r.written) for r in edit),
          spread(len(r.changed) for r in tg_edit) if tg_edit else "", "", "", ""),
@@ -504,6 +516,8 @@ def runtime_rows(args, peer: Optional[str]) -> Optional[list[tuple[str, ...]]]:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="codegen: runs per scenario (default 3)")
+    parser.add_argument("--edit-runs", type=int, default=7,
+                        help="codegen: one-formula edits, each with its no-op run (default 7; torchgen runs --runs of them)")
     parser.add_argument("--repeat", type=int, default=7, help="runtime: timed loops per measure (default 7)")
     parser.add_argument("--quick", action="store_true", help="one codegen run per scenario, fewer runtime loops")
     parser.add_argument("--only", default="codegen,runtime", help="comma-separated parts: codegen, runtime")
@@ -513,22 +527,23 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not parts or parts - {"codegen", "runtime"}:
         parser.error("--only takes codegen, runtime or both")
     if args.quick:
-        args.runs, args.repeat = 1, 3
-    if args.runs < 1 or args.repeat < 1:
-        parser.error("--runs and --repeat must be at least 1")
+        args.runs, args.edit_runs, args.repeat = 1, 3, 3
+    if args.runs < 1 or args.edit_runs < 1 or args.repeat < 1:
+        parser.error("--runs, --edit-runs and --repeat must be at least 1")
     peer = ensure_torchgen()
     if "codegen" in parts:
         native, tags = pytorch_yaml()
         shutil.rmtree(WORK, ignore_errors=True)
         os.makedirs(WORK)
         try:
-            m = measure_codegen(Tools(WORK, peer, native, tags), args.runs)
+            m = measure_codegen(Tools(WORK, peer, native, tags), args.runs, args.edit_runs)
         except CommandFailed as error:
             print(f"bench: {error}", file=sys.stderr)
             return 1
         finally:
             shutil.rmtree(WORK, ignore_errors=True)
-        print(f"Autograd codegen on PyTorch 2.13's yaml ({PYTORCH_DATA}): median of {args.runs} runs, whole processes; "
+        print(f"Autograd codegen on PyTorch 2.13's yaml ({PYTORCH_DATA}): median of {args.runs} runs "
+              f"({args.edit_runs} edits), whole processes; "
               f"torchgen = gen_autograd's VariableType + ADInplaceOrView + Functions; "
               f"edit: sin's formula * <never-seen number>; load average {os.getloadavg()[0]:.1f}\n")
         print(render_table(HEADER[:2] + ("torchgen",) + HEADER[3:], codegen_rows(m), "<>>>>>"))

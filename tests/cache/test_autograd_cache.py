@@ -53,7 +53,7 @@ def test_a_repeat_load_comes_from_the_cache_and_equals_a_fresh_read(inputs, cach
 
     def fail(*args, **kwargs):
         raise AssertionError("read the derivatives although the cache should have answered")
-    monkeypatch.setattr(autograd_cache, "build_derivatives", fail)
+    monkeypatch.setattr(autograd_cache, "read_derivatives", fail)
     second = load_autograd_cached(model, derivatives, AutogradModel, cache_dir=cache_dir, display_name="derivatives.yaml")
     assert second is not first and isinstance(second, AutogradModel)
     # The model, its groups and functions are the run's own objects, not copies.

@@ -1,6 +1,7 @@
 """The derivatives model: derivatives.yaml (torchgen's format) read against a Model."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -9,7 +10,7 @@ import pytest
 
 from opgen.errors import OpgenError
 from opgen.model.derivatives import load_derivatives
-from opgen.model.formulas import camel_case_node_prefix, free_names, saved_names
+from opgen.model.formulas import SAVED_RULES, camel_case_node_prefix, free_names, saved_names
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -150,6 +151,16 @@ def test_saved_names_rules():
     _, saved = saved_names("foo(zeros_like(self), self.sym_size(-1), other.sym_numel(), self.dim())", ["self", "other"])
     assert saved == ("self_info", "self_sym_argsize_minus_1", "self_dim", "other_sym_numel")
     assert free_names("f(/*keepdim=*/true, x, [](c10::SymInt i){return -i;}, \"str\")") == ["x"]
+
+
+@pytest.mark.parametrize("rule", SAVED_RULES, ids=lambda rule: rule.pattern)
+def test_a_rules_needle_is_literal_text_of_every_match(rule):
+    """saved_names skips a rule whose needle a formula lacks, so each needle must be spelled out,
+    unescaped, in the rule's pattern (outside '{}', quantifiers and groups)."""
+    assert re.escape(rule.needle) in rule.pattern.replace("{}", "")
+    sample = rule.pattern.replace(r"(-?\w+)", "0").replace("\\", "").format("x")  # x.sym_size(0), zeros_like(x)
+    example = re.compile(rule.pattern.format("x")).search(f"f({sample}) + 1")
+    assert example is not None and rule.needle in example.group(0)
 
 
 def test_in_place_entry_output_is_result(files):

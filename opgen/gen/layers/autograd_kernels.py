@@ -44,7 +44,7 @@ from ...model.schema import SchemaKind
 from ...model.types import BaseTy, BaseType, ListType, OptionalType, Type
 from ..engine import layout
 from .autograd_formulas import FormulaTranslator, Scope, function_scope
-from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, plan_autograd
+from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, make_plan
 from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
 from .kernels import by_namespace
 from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
@@ -142,13 +142,33 @@ class AutogradModel:
     """What the autograd codegen reads, for the whole run: one decision per function (torchgen's,
     autograd_plan.py), the derivative infos, and the formula translator."""
 
-    def __init__(self, model: Model, derivatives: Derivatives):
+    def __init__(self, model: Model, derivatives: Derivatives, previous: Optional["AutogradModel"] = None):
+        """``previous``: this model's autograd model before an edit of derivatives.yaml (the
+        cache's); its decisions and fingerprints stand wherever their inputs are unchanged."""
+        same_model = previous if previous is not None and previous.model is model else None
         self.model = model
         self.derivatives = derivatives
-        self.decisions: dict[str, AutogradDecision] = {d.name: d for d in plan_autograd(model, derivatives)}
+        self.plan = make_plan(model, derivatives, same_model.plan if same_model is not None else None)
+        self.decisions: dict[str, AutogradDecision] = self.plan.decisions
         self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
         self._groups = {g.name: g for g in model.operator_groups}
         self._fingerprints: dict[str, str] = {}  # a job's identity and its inputs both ask
+        self._callee_texts: dict[tuple[str, str], str] = {}
+        if same_model is not None:
+            self._fingerprints = {name: fingerprint for name, fingerprint in same_model._fingerprints.items()
+                                  if name in self._groups and self._same_inputs(self._groups[name], same_model)}
+
+    def _same_inputs(self, group: OperatorGroup, previous: "AutogradModel") -> bool:
+        """Whether the group's fingerprint inputs are those of ``previous`` (of the same model):
+        its functions' decisions and the infos they use."""
+        for f in group.functions:
+            mine, theirs = self.decisions[f.key], previous.decisions[f.key]
+            if mine is not theirs and mine != theirs:
+                return False
+            info, their_info = self.infos.get(mine.info), previous.infos.get(theirs.info)
+            if info is not their_info and (info is None or their_info is None or _info_text(info) != _info_text(their_info)):
+                return False  # what the fingerprint reads of an info: not its lines, which move with any edit above
+        return True
 
     @cached_property
     def translator(self) -> FormulaTranslator:
@@ -187,11 +207,30 @@ class AutogradModel:
                 if d.inplace_or_view is not InplaceOrViewKind.none:
                     named.add("clone")  # an in-place kernel saves a clone of self
         for name in sorted(named & self._groups.keys() - {group.name}):
-            parts.append(f"callee {name}: " + "; ".join(str(f.func) for f in self._groups[name].functions))
+            parts.append(self._callee_text("callee", name))
         for name in sorted(arithmetic & self._groups.keys() - named - {group.name}):
-            parts.append(f"operator {name}: " + "; ".join(
-                f"{f.func.name} {f.func.signature(strip_default=True)}" for f in self._groups[name].functions))
+            parts.append(self._callee_text("operator", name))
         return digest(*(p.encode() for p in parts))
+
+    def _callee_text(self, kind: str, name: str) -> str:
+        """What a formula's call of group ``name`` depends on: its schemas ("callee"), or its
+        overloads' signatures without defaults ("operator", family keys). Remembered for the run:
+        the same few groups (mul, add, sum) are called from hundreds."""
+        texts = self._callee_texts
+        if (kind, name) not in texts:
+            functions = self._groups[name].functions
+            texts[kind, name] = f"{kind} {name}: " + "; ".join(
+                str(f.func) if kind == "callee" else f"{f.func.name} {f.func.family_key()}" for f in functions)
+        return texts[kind, name]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_callee_texts"]  # derived from the model: not worth storing with the plan
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._callee_texts = {}
 
 
 # The operators a formula's arithmetic becomes (autograd_formulas.TENSOR_BINARY, unary minus,
