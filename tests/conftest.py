@@ -18,6 +18,7 @@ for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pyt
         sys.path.insert(0, _path)
 
 from helpers import PROJECT_BUILD, copy_project, run_scons  # noqa: E402
+from quick_tier import is_quick  # noqa: E402
 
 # The suite never writes into the checkout's cache/ (it once left 2,033 entries of PyTorch's groups
 # in the user's `opgen cache ls`): every in-process call and subprocess that names no cache of its
@@ -28,6 +29,16 @@ os.environ["OPGEN_CACHE_DIR"] = SESSION_CACHE_DIR
 
 def pytest_unconfigure(config):
     shutil.rmtree(SESSION_CACHE_DIR, ignore_errors=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quick: the tier run after each edit (-m quick; tests/quick_tier.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_quick(item.nodeid):
+            item.add_marker(pytest.mark.quick)
 
 BuiltProject = collections.namedtuple("BuiltProject", "root first_build")
 
