@@ -17,7 +17,7 @@ for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pyt
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from helpers import PROJECT_BUILD, copy_project, run_scons  # noqa: E402
+from helpers import PROJECT_BUILD, copy_built, copy_project, run_scons  # noqa: E402
 from quick_tier import is_quick  # noqa: E402
 
 # The suite never writes into the checkout's cache/ (it once left 2,033 entries of PyTorch's groups
@@ -96,3 +96,25 @@ def built_project(tmp_path_factory) -> BuiltProject:
     first = run_scons(root, *PROJECT_BUILD)
     assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
     return BuiltProject(root, first)
+
+
+def _with_backend(built_project, tmp_path_factory, backend) -> BuiltProject:
+    """A copy of built_project with ``backend``'s library built on top (--verbose, as the SCons
+    tests' builds), and that build; read it, never edit it (copy it: helpers.copy_built)."""
+    root = copy_built(built_project.root, tmp_path_factory.mktemp(f"built-{backend}-project") / "project")
+    first = run_scons(root, *PROJECT_BUILD, "--verbose", f"--backend={backend}",
+                      os.path.join("build", "lib", f"libopdispatch_{backend}.so"))
+    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+    return BuiltProject(root, first)
+
+
+@pytest.fixture(scope="session")
+def built_xla_project(built_project, tmp_path_factory) -> BuiltProject:
+    """built_project with the XLA backend built on top, once for the backend and distcc tests."""
+    return _with_backend(built_project, tmp_path_factory, "xla")
+
+
+@pytest.fixture(scope="session")
+def built_lazy_project(built_project, tmp_path_factory) -> BuiltProject:
+    """built_project with the lazy backend built on top, once for the lazy and same-second tests."""
+    return _with_backend(built_project, tmp_path_factory, "lazy")
