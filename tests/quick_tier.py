@@ -58,6 +58,7 @@ QUICK = (
     "tests/test_import_directions.py::test_only_the_plugin_imports_scons",
     "tests/test_import_directions.py::test_the_engine_imports_no_layer*",
     "tests/test_suite_isolation.py::*",
+    "tests/test_quick_tier.py::*",
 )
 
 
