@@ -17,7 +17,8 @@ for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pyt
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from helpers import PROJECT_BUILD, copy_project, run_scons  # noqa: E402
+from helpers import PROJECT_BUILD, copy_built, copy_project, run_scons  # noqa: E402
+from quick_tier import is_quick  # noqa: E402
 
 # The suite never writes into the checkout's cache/ (it once left 2,033 entries of PyTorch's groups
 # in the user's `opgen cache ls`): every in-process call and subprocess that names no cache of its
@@ -28,6 +29,16 @@ os.environ["OPGEN_CACHE_DIR"] = SESSION_CACHE_DIR
 
 def pytest_unconfigure(config):
     shutil.rmtree(SESSION_CACHE_DIR, ignore_errors=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quick: the tier run after each edit (-m quick; tests/quick_tier.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_quick(item.nodeid):
+            item.add_marker(pytest.mark.quick)
 
 BuiltProject = collections.namedtuple("BuiltProject", "root first_build")
 
@@ -85,3 +96,25 @@ def built_project(tmp_path_factory) -> BuiltProject:
     first = run_scons(root, *PROJECT_BUILD)
     assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
     return BuiltProject(root, first)
+
+
+def _with_backend(built_project, tmp_path_factory, backend) -> BuiltProject:
+    """A copy of built_project with ``backend``'s library built on top (--verbose, as the SCons
+    tests' builds), and that build; read it, never edit it (copy it: helpers.copy_built)."""
+    root = copy_built(built_project.root, tmp_path_factory.mktemp(f"built-{backend}-project") / "project")
+    first = run_scons(root, *PROJECT_BUILD, "--verbose", f"--backend={backend}",
+                      os.path.join("build", "lib", f"libopdispatch_{backend}.so"))
+    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+    return BuiltProject(root, first)
+
+
+@pytest.fixture(scope="session")
+def built_xla_project(built_project, tmp_path_factory) -> BuiltProject:
+    """built_project with the XLA backend built on top, once for the backend and distcc tests."""
+    return _with_backend(built_project, tmp_path_factory, "xla")
+
+
+@pytest.fixture(scope="session")
+def built_lazy_project(built_project, tmp_path_factory) -> BuiltProject:
+    """built_project with the lazy backend built on top, once for the lazy and same-second tests."""
+    return _with_backend(built_project, tmp_path_factory, "lazy")

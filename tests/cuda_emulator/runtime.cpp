@@ -3,6 +3,13 @@
 // and run in turn until each finishes or reaches a barrier (__syncthreads, a warp exchange);
 // once every unfinished thread waits there, the next round resumes them all. So a kernel runs
 // its real code, barrier semantics included, deterministically and without a GPU.
+//
+// A fiber starts on its own stack with makecontext/setcontext; every switch after that is a
+// _setjmp/_longjmp pair, which (unlike swapcontext) makes no system call to save and restore the
+// signal mask: the reductions' barriers switch millions of times. The fortified longjmp refuses
+// to jump to another stack, hence the #undef before any header.
+#undef _FORTIFY_SOURCE
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <cstdio>
@@ -28,15 +35,18 @@ cudaError_t record(cudaError_t error) {
 }
 
 struct Fiber {
-  ucontext_t context;
+  ucontext_t context;  // its start, on its own stack
+  jmp_buf waiting;     // where it waits at a barrier
   std::vector<char> stack;
   dim3 index;
+  bool started = false;
   bool done = false;
 };
 
 struct Block {
   std::vector<Fiber> fibers;
-  ucontext_t scheduler;
+  ucontext_t start;     // a context to make each fiber's start from
+  jmp_buf scheduler;
   Fiber* running = nullptr;
   void (*body)(void*) = nullptr;
   void* context = nullptr;
@@ -51,7 +61,7 @@ void fiber_main() {
   Block& block = *current_block;
   block.body(block.context);
   block.running->done = true;
-  // Returning resumes uc_link: the scheduler.
+  _longjmp(block.scheduler, 1);
 }
 
 // The running thread waits for the rest of its block.
@@ -63,7 +73,7 @@ void yield() {
                  blockIdx.z);
     std::abort();
   }
-  swapcontext(&block.running->context, &block.scheduler);
+  if (!_setjmp(block.running->waiting)) _longjmp(block.scheduler, 1);
 }
 
 unsigned linear(const dim3& index) { return index.x + blockDim.x * (index.y + blockDim.y * index.z); }
@@ -74,17 +84,22 @@ void prepare(Block& block, unsigned t) {
   Fiber& f = block.fibers[t];
   f.index = index_of(t);
   f.done = false;
-  getcontext(&f.context);
+  f.started = false;
+  f.context = block.start;
   f.context.uc_stack.ss_sp = f.stack.data();
   f.context.uc_stack.ss_size = f.stack.size();
-  f.context.uc_link = &block.scheduler;
+  f.context.uc_link = nullptr;  // fiber_main never returns: it jumps back to the scheduler
   makecontext(&f.context, fiber_main, 0);
 }
 
+// Runs ``f`` until it waits at a barrier or finishes.
 void resume(Block& block, Fiber& f) {
   block.running = &f;
   threadIdx = f.index;
-  swapcontext(&block.scheduler, &f.context);
+  if (_setjmp(block.scheduler)) return;
+  if (f.started) _longjmp(f.waiting, 1);
+  f.started = true;
+  setcontext(&f.context);
 }
 
 void run_block(Block& block) {
@@ -175,6 +190,7 @@ void launch(dim3 grid, dim3 block_shape, void (*body)(void*), void* context) {
       if (f.stack.empty()) f.stack.resize(kStackBytes);
   }
   block.exchange.assign(8 * threads, 0);
+  getcontext(&block.start);
   block.body = body;
   block.context = context;
   current_block = &block;

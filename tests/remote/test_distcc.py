@@ -41,11 +41,11 @@ def distccd(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def built(built_project, tmp_path_factory):
+def built(built_xla_project, tmp_path_factory):
     """A copy of the session's built project with the XLA backend built on top locally (through
     the usual ccache), and its kernels' bytes."""
-    checkout = copy_built(built_project.root, tmp_path_factory.mktemp("distcc") / "checkout")
-    ok(scons(checkout, "--backend=xla", target=XLA_LIBRARY))
+    checkout = copy_built(built_xla_project.root, tmp_path_factory.mktemp("distcc") / "checkout")
+    ok(build_with(checkout, {}, "-q"))  # up to date: the backend was built with these options
     local = {path: (checkout / path).read_bytes() for path in [*XLA_KERNEL_OBJECTS, XLA_LIBRARY]}
     return checkout, local
 

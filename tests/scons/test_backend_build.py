@@ -8,7 +8,7 @@ import re
 import pytest
 
 from helpers import copy_built, copy_project, snapshot
-from scons_helpers import GEN, LIBRARY, changed_files, ok, rewrite_in_a_later_second, scons
+from scons_helpers import GEN, LIBRARY, Build, changed_files, ok, rewrite_in_a_later_second, scons
 
 BACKEND_LIBRARY = os.path.join("build", "lib", "libopdispatch_xla.so")
 BACKEND_YAML = os.path.join("yaml", "xla_native_functions.yaml")
@@ -24,9 +24,9 @@ def backend_groups(build):
 
 
 @pytest.fixture(scope="module")
-def project(built_project, tmp_path_factory):
-    root = copy_built(built_project.root, tmp_path_factory.mktemp("backend-project") / "project")
-    first = ok(backend_build(root))  # the in-tree library is built already: the backend on top
+def project(built_xla_project, tmp_path_factory):
+    root = copy_built(built_xla_project.root, tmp_path_factory.mktemp("backend-project") / "project")
+    first = ok(Build(built_xla_project.first_build))  # the in-tree library was built already: the backend on top
     (done, total), _ = backend_groups(first)
     assert done == total > 15
     assert os.path.exists(root / BACKEND_LIBRARY) and os.path.exists(root / LIBRARY)

@@ -45,8 +45,10 @@ def test_parse_rejects_with_a_message(value, message):
 def test_a_list_gives_sass_of_each_and_ptx_of_the_newest():
     chosen = resolve(parse("90,80"), NVCC_13, gpus=None)
     assert chosen.sass == (80, 90) and chosen.ptx == 90
-    assert chosen.gencode_flags() == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
-                                      "-gencode", "arch=compute_90,code=compute_90"]
+    assert chosen.gencode_flags() == ["--generate-code=arch=compute_80,code=sm_80", "--generate-code=arch=compute_90,code=sm_90",
+                                      "--generate-code=arch=compute_90,code=compute_90"]
+    # No flag starts with -g: ccache would take it for debug info and hash the working directory.
+    assert not any(flag.startswith("-g") for flag in chosen.gencode_flags())
     assert chosen.describe() == "sm_80, sm_90, compute_90"
 
 
@@ -68,7 +70,8 @@ def test_native_without_a_gpu_covers_volta_to_hopper_as_far_as_nvcc_goes():
     for gpus in (None, ()):
         chosen = resolve(parse("native"), NVCC_13, gpus)
         assert chosen.sass == (80,) and chosen.ptx == 75
-        assert chosen.gencode_flags() == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_75,code=compute_75"]
+        assert chosen.gencode_flags() == ["--generate-code=arch=compute_80,code=sm_80",
+                                          "--generate-code=arch=compute_75,code=compute_75"]
         assert chosen.notes == ("no GPU found: sm_80, compute_75 (Volta to Hopper: SASS for Ampere and Ada, PTX for "
                                 "the others; --cuda-arch=LIST for more SASS)",)
     older = resolve(parse("native"), NVCC_12, None)
@@ -82,7 +85,7 @@ def test_native_without_a_gpu_covers_volta_to_hopper_as_far_as_nvcc_goes():
 def test_native_on_a_gpu_newer_than_nvcc_runs_the_newest_ptx():
     chosen = resolve(parse("native"), NVCC_12, gpus=(100,))
     assert chosen.sass == () and chosen.ptx == 90
-    assert chosen.gencode_flags() == ["-gencode", "arch=compute_90,code=compute_90"]
+    assert chosen.gencode_flags() == ["--generate-code=arch=compute_90,code=compute_90"]
     assert chosen.notes == ("nvcc has no SASS for the GPU's sm_100",)
 
 

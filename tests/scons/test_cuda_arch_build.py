@@ -1,5 +1,5 @@
 """--cuda-arch and --cublas on the real build, printed with -n on a copy of the build's inputs
-(nothing compiles): the -gencode flags of every nvcc command, the configure line, a bad value's
+(nothing compiles): the --generate-code flags of every nvcc command, the configure line, a bad value's
 exit status 2, the GPUs a fake nvidia-smi reports, and cuBLAS's flags from a fake tree named by
 CUBLAS_HOME. Needs nvcc; skips without it."""
 import os
@@ -46,7 +46,7 @@ def nvcc_lines(result):
 
 
 def gencode(line):
-    return re.findall(r"-gencode (\S+)", line)
+    return re.findall(r"--generate-code=(\S+)", line)
 
 
 def test_a_list_puts_exactly_its_gencode_flags_on_every_nvcc_command(project, no_gpu):

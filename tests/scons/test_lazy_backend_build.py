@@ -6,7 +6,7 @@ import os
 import pytest
 
 from helpers import copy_built, snapshot
-from scons_helpers import GEN, ok, rewrite_in_a_later_second, scons
+from scons_helpers import GEN, Build, ok, rewrite_in_a_later_second, scons
 
 LAZY_LIBRARY = os.path.join("build", "lib", "libopdispatch_lazy.so")
 LAZY_YAML = os.path.join("yaml", "lazy_native_functions.yaml")
@@ -21,9 +21,9 @@ def lazy_groups(build):
 
 
 @pytest.fixture(scope="module")
-def project(built_project, tmp_path_factory):
-    root = copy_built(built_project.root, tmp_path_factory.mktemp("lazy-project") / "project")
-    first = ok(lazy_build(root))  # the in-tree library is built already: the backend on top
+def project(built_lazy_project, tmp_path_factory):
+    root = copy_built(built_lazy_project.root, tmp_path_factory.mktemp("lazy-project") / "project")
+    first = ok(Build(built_lazy_project.first_build))  # the in-tree library was built already: the backend on top
     (done, total), _ = lazy_groups(first)
     assert done == total > 50
     assert os.path.exists(root / LAZY_LIBRARY)

@@ -25,18 +25,10 @@ def project(built_project, tmp_path_factory):
 
 
 @pytest.fixture
-def restored(project):
-    """Files the test edits (paths relative to the project): put back, and the project rebuilt, after it."""
-    originals = {}
-
-    def keep(relative):
-        originals.setdefault(relative, (project / relative).read_text())
-        return project / relative
-
-    yield keep
-    for relative, text in originals.items():
-        rewrite_in_a_later_second(project / relative, text)
-    ok(scons(project))
+def edited(project, tmp_path):
+    """A copy of the module's project for a test that edits it (SCons finds the copy up to date):
+    no edit has to be put back and rebuilt after it, a full recompile when it is a root's header."""
+    return copy_built(project, tmp_path / "project")
 
 
 def units(build) -> set:
@@ -116,51 +108,51 @@ def test_a_vanished_included_source_is_generated_again_without_a_recompile(proje
     assert build.compiled == set() and not build.linked
 
 
-def test_an_included_sources_edit_recompiles_its_unit(project, restored):
+def test_an_included_sources_edit_recompiles_its_unit(edited):
     # A derivatives formula lives in the Autograd source only; the unit names that source's digest.
-    derivatives = restored("yaml/derivatives.yaml")
+    derivatives = edited / "yaml/derivatives.yaml"
     text = derivatives.read_text()
     assert text.count("self: grad * self.cos()") == 1
-    before = snapshot(project / GEN)
+    before = snapshot(edited / GEN)
     rewrite_in_a_later_second(derivatives, text.replace("self: grad * self.cos()", "self: self.cos() * grad"))
-    build = ok(scons(project))
-    after = snapshot(project / GEN)
+    build = ok(scons(edited))
+    after = snapshot(edited / GEN)
     assert {p for p in set(before) | set(after) if before.get(p) != after.get(p)} == {"ops/sin_Autograd.cpp", "ops/sin_unit.cpp"}
     assert units(build) == {"sin"} and build.linked
 
 
-def test_a_header_under_a_root_recompiles_every_unit_including_the_root(project, restored):
-    header = restored("csrc/core/layout.h")
+def test_a_header_under_a_root_recompiles_every_unit_including_the_root(edited):
+    header = edited / "csrc/core/layout.h"
     rewrite_in_a_later_second(header, header.read_text() + "// an edit\n")
-    build = ok(scons(project))
-    assert units(build) == includers(project, "dispatch/registration.h")
+    build = ok(scons(edited))
+    assert units(build) == includers(edited, "dispatch/registration.h")
     assert len(units(build)) == GROUPS
     assert f"{CLOSURES}/dispatch/registration.h.closure" in build.result.stdout
 
 
-def test_a_header_outside_the_roots_recompiles_only_its_includers(project, restored):
-    header = restored("csrc/dispatch/backend_select.h")
+def test_a_header_outside_the_roots_recompiles_only_its_includers(edited):
+    header = edited / "csrc/dispatch/backend_select.h"
     rewrite_in_a_later_second(header, header.read_text() + "// an edit\n")
-    build = ok(scons(project))
-    expected = includers(project, "dispatch/backend_select.h")
+    build = ok(scons(edited))
+    expected = includers(edited, "dispatch/backend_select.h")
     assert 0 < len(expected) < GROUPS
     assert units(build) == expected
 
 
-def test_a_header_newly_included_under_a_root_is_followed(project, restored):
+def test_a_header_newly_included_under_a_root_is_followed(edited):
     """A header under a root starts including another: the stamp's scan finds it, and an edit of
     the newcomer then recompiles every unit including the root."""
     newcomer = "core/dim_vector.h"
-    assert newcomer not in covered_headers(project, "dispatch/registration.h")
-    layout = restored("csrc/core/layout.h")
+    assert newcomer not in covered_headers(edited, "dispatch/registration.h")
+    layout = edited / "csrc/core/layout.h"
     rewrite_in_a_later_second(layout, layout.read_text() + f'#include "{newcomer}"\n')
-    first = ok(scons(project))
+    first = ok(scons(edited))
     assert len(units(first)) == GROUPS
-    assert newcomer in covered_headers(project, "dispatch/registration.h")
-    added = restored(f"csrc/{newcomer}")
+    assert newcomer in covered_headers(edited, "dispatch/registration.h")
+    added = edited / f"csrc/{newcomer}"
     rewrite_in_a_later_second(added, added.read_text() + "// an edit\n")
-    second = ok(scons(project))
-    assert units(second) == includers(project, "dispatch/registration.h")
+    second = ok(scons(edited))
+    assert units(second) == includers(edited, "dispatch/registration.h")
     assert len(units(second)) == GROUPS
 
 

@@ -1,5 +1,5 @@
 """Which GPU architectures nvcc compiles for: `--cuda-arch=native|all|LIST` parsed, resolved
-against what nvcc supports and the GPUs present, and rendered as -gencode flags.
+against what nvcc supports and the GPUs present, and rendered as nvcc's --generate-code flags.
 
 Pure logic (no SCons, no processes): the nvcc tool feeds it nvcc's and nvidia-smi's answers
 (cuda_probes.py), and its tests feed it fakes.
@@ -47,11 +47,11 @@ class Architectures(NamedTuple):
     notes: tuple[str, ...] = ()
 
     def gencode_flags(self) -> list[str]:
-        flags = []
-        for arch in self.sass:
-            flags += ["-gencode", f"arch=compute_{arch},code=sm_{arch}"]
-        flags += ["-gencode", f"arch=compute_{self.ptx},code=compute_{self.ptx}"]
-        return flags
+        # The long spelling of -gencode: ccache (4.7) takes any flag starting with -g for debug
+        # info and then hashes the working directory, so no other checkout (a fresh clone in CI)
+        # hit an nvcc compile, a minute each for the pointwise kernels.
+        flags = [f"--generate-code=arch=compute_{arch},code=sm_{arch}" for arch in self.sass]
+        return flags + [f"--generate-code=arch=compute_{self.ptx},code=compute_{self.ptx}"]
 
     def describe(self) -> str:
         return ", ".join([f"sm_{arch}" for arch in self.sass] + [f"compute_{self.ptx}"])
