@@ -25,8 +25,8 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from enum import Enum
-from types import MappingProxyType
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Iterable, Mapping, Optional, Protocol
 
 from ..errors import OpgenError

@@ -1,6 +1,6 @@
 """Benchmark: code generation alone, `opgen generate` vs torchgen, on PyTorch 2.13's yaml.
 
-    python tests/bench/bench_codegen.py [--runs N] [--quick] [--cold-only]
+    python tests/bench/bench_codegen.py [--runs N] [--quick] [--cold-only] [--work DIR]
 
 A report, not a test: it prints one table and exits 0 (2 when PyTorch's yaml is absent, 1 when a
 generator fails). Scenarios, each timed as whole processes (interpreter start-up included):
@@ -259,6 +259,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per scenario and tool (default 3)")
     parser.add_argument("--quick", action="store_true", help="one run per scenario")
     parser.add_argument("--cold-only", action="store_true", help="the cold scenarios only")
+    parser.add_argument("--work", metavar="DIR", default=None,
+                        help="where the trees and caches go (default: the system's temp directory); "
+                             "/dev/shm leaves the disk's file system out of the figures")
     args = parser.parse_args(argv)
     runs = 1 if args.quick else args.runs
     if runs < 1:
@@ -269,7 +272,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     opgen_missing = opgen_generate_missing()
 
     measurements: list[Measurement] = []
-    with tempfile.TemporaryDirectory(prefix="opgen-bench-codegen-") as work:
+    with tempfile.TemporaryDirectory(prefix="opgen-bench-codegen-", dir=args.work) as work:
         # One private yaml that both generators read; the edit scenario rewrites it in place.
         yaml_path, tags_path = os.path.join(work, "native_functions.yaml"), os.path.join(work, "tags.yaml")
         shutil.copyfile(yaml_src, yaml_path)

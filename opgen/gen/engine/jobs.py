@@ -13,8 +13,8 @@ key (its content fields) are given (gen/sections.py builds them from the registr
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import functools
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Iterable, Mapping, Optional, Protocol
 

@@ -8,13 +8,14 @@ stores, file writes, state and reports stay in the calling process (the cache is
 
 Fork copies only the thread that forks, so a pool is forked while its process has no other
 thread (the CLI; SCons while it reads the SConscripts, before its job threads start): a lock
-another thread held at that moment would stay locked in the workers. Where fork is missing
-(not Linux) jobs render in the calling process.
+another thread held at that moment would stay locked in the workers. Off Linux, jobs render in
+the calling process.
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -130,9 +131,10 @@ def render_pool(jobs: Sequence[GroupJob], workers: int) -> Optional[RenderPool]:
 
 
 def _can_fork() -> bool:
-    # Fork copies only the thread that forks: a lock another thread holds (stdout's, jinja2's
-    # template cache, an import's) would stay held in the workers forever.
-    return "fork" in get_all_start_methods() and threading.active_count() == 1
+    # Linux only (macOS's system libraries do not survive a fork). Fork copies only the thread
+    # that forks: a lock another thread holds (stdout's, jinja2's template cache, an import's)
+    # would stay held in the workers forever.
+    return sys.platform.startswith("linux") and "fork" in get_all_start_methods() and threading.active_count() == 1
 
 
 # ----- in a worker -----
