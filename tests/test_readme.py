@@ -47,6 +47,8 @@ COVERED = {
     ("README.md", "pip install -r requirements.txt && scons -j2"): "tests/conftest.py::def built_project",
     ("README.md", "pip install -r requirements.txt && python -m pytest -q tests"):
         ".ci/run::pip install -r requirements.txt && python -m pytest -q tests",
+    # The quick tier is a subset of that command's tests; its list is checked against the tests.
+    ("README.md", "python -m pytest -q tests -m quick"): "tests/test_quick_tier.py::def test_every_pattern_names_tests_that_exist",
     # Installing builds nothing more, but into a directory of its own: the plugin tests do it.
     ("README.md", "scons install PREFIX=DIR"): "tests/plugin/test_install.py::PREFIX",
     ("docs/downstream.md", 'pip install "/path/to/opgen[runtime]"'):
