@@ -92,6 +92,14 @@ def test_corrupt_entry_is_reported_and_healed(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(REAL_YAML), reason="PyTorch 2.13 yaml not in ../shared/data")
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as handle:
+            return [int(child) for child in handle.read().split()]
+    except OSError:
+        return []
+
+
 def test_sigkill_mid_build_leaves_no_corrupt_entry(tmp_path):
     cache = tmp_path / "cache"
     env = dict(os.environ, OPGEN_CACHE_DIR=str(cache))
@@ -100,9 +108,16 @@ def test_sigkill_mid_build_leaves_no_corrupt_entry(tmp_path):
     deadline = time.time() + 60
     while len(entry_files(cache) if (cache / "codegen" / "objects").exists() else []) < 50 and time.time() < deadline:
         time.sleep(0.05)
+    workers = _children(process.pid)  # the render pool's (opgen/gen/engine/workers.py)
+    assert workers or len(os.sched_getaffinity(0)) == 1
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
+    # They end with it (PR_SET_PDEATHSIG), not wait for a job forever.
+    deadline = time.time() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")]
     report = json.loads(opgen(cache, "cache", "verify", "--json", check=False).stdout)
     assert report["corrupt"] == [] and report["missing"] == []
     finished = opgen(cache, "generate", REAL_YAML, "--out", tmp_path / "a")

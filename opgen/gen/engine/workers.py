@@ -82,7 +82,7 @@ class RenderPool:
         self._lock = threading.Lock()
         load_templates()
         self._executor = ProcessPoolExecutor(workers, mp_context=get_context("fork"),
-                                             initializer=_adopt, initargs=(tuple(jobs),))
+                                             initializer=_adopt, initargs=(tuple(jobs), os.getpid()))
         # With fork the executor starts every worker at its first submit: make that now.
         self._executor.submit(os.getpid)
 
@@ -142,12 +142,29 @@ def _can_fork() -> bool:
 _jobs: tuple[GroupJob, ...] = ()
 
 
-def _adopt(jobs: tuple[GroupJob, ...]) -> None:
+def _adopt(jobs: tuple[GroupJob, ...], parent: int) -> None:
     """A worker's start: the jobs come with the fork (nothing is pickled); Ctrl-C is the
-    parent's to handle, which ends the workers."""
+    parent's to handle, which ends the workers; a parent killed outright (SIGKILL) ends them too."""
     global _jobs
     _jobs = jobs
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
+
+
+# prctl(PR_SET_PDEATHSIG, SIGKILL): a worker inherits the queues' pipe ends, so a parent killed
+# outright leaves it waiting for a job forever (tests/codegen's SIGKILL test left two per run).
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the call: nobody will send a job
+        os._exit(0)
 
 
 def _render_chunk(positions: list[int]) -> list:
