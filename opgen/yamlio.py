@@ -96,6 +96,16 @@ def load_located(text: str, file: str) -> Any:
 _NOT_YAML_LINE_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
+
+def load_entry_alone(text: str, line: int, name: str) -> Optional[list]:
+    """One entry's text (a cached file's, read again on its own) loaded with its lines numbered as
+    in the file: the one-entry document, or None when it is not exactly one entry or not yaml."""
+    try:
+        document = load_located("\n" * (line - 1) + text, name)
+    except OpgenError:
+        return None
+    return document if isinstance(document, list) and len(document) == 1 else None
+
 def top_level_items(text: str) -> Optional[list[tuple[int, str]]]:
     """The items of a top-level block sequence as (first line, text), split without parsing: an
     item starts at each line that begins with '-' in column 0 and runs to the next one.

@@ -21,7 +21,7 @@ from ..model.derivatives import (
     DerivativeEntry, Derivatives, ModelFunctions, assemble_derivatives, build_derivatives, read_entries,
 )
 from ..model.loader import ERROR_CAP, Model
-from ..yamlio import load_bytes, load_located, mapping_on_first_line, top_level_items
+from ..yamlio import load_bytes, load_entry_alone, mapping_on_first_line, top_level_items
 
 
 def read_derivatives(data: bytes, name: str, model: Model, previous: Optional[Derivatives] = None, *,
@@ -76,11 +76,8 @@ def _reread_edited(items: list[tuple[int, str]], name: str, model: Model, previo
 
 def _read_alone(text: str, line: int, name: str, model: Model, functions: ModelFunctions) -> Optional[DerivativeEntry]:
     """One entry's text read with its lines numbered as in the file; None on any problem."""
-    try:
-        document = load_located("\n" * (line - 1) + text, name)
-    except OpgenError:
-        return None
-    if not isinstance(document, list) or len(document) != 1:
+    document = load_entry_alone(text, line, name)
+    if document is None:
         return None
     errors = DiagnosticCollector(ERROR_CAP)
     entries = read_entries(document, name, model, errors, functions)

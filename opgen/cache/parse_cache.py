@@ -30,7 +30,7 @@ from ..model.loader import Model, ParsedEntry, assemble_model, parse_entries, ta
 from ..model.native_function import KernelTable, NativeFunction
 from ..model.schema import OperatorName
 from ..writer import atomic_write
-from ..yamlio import load_bytes, load_located, mapping_on_first_line, top_level_items
+from ..yamlio import load_bytes, load_entry_alone, mapping_on_first_line, top_level_items
 
 _FORMAT = b"opgen-model-cache-2"
 _LATEST = "latest"
@@ -150,11 +150,8 @@ def _moved(f: NativeFunction, name: str, line: int, tables: dict[OperatorName, K
 
 def _parse_alone(text: str, line: int, name: str, valid_tags: frozenset[str]) -> Optional[ParsedEntry]:
     """One entry's text parsed with its lines numbered as in the file; None on any problem."""
-    try:
-        document = load_located("\n" * (line - 1) + text, name)
-    except OpgenError:
-        return None
-    if not isinstance(document, list) or len(document) != 1:
+    document = load_entry_alone(text, line, name)
+    if document is None:
         return None
     parsed, errors, _ = parse_entries(document, name, valid_tags)
     return parsed[0] if parsed and not errors.diagnostics else None
