@@ -4,7 +4,6 @@ and the model they were read against; errors and models from outside the parse c
 stored; `opgen cache gc` prunes what only a revert could use."""
 import glob
 import os
-import shutil
 
 import pytest
 
@@ -15,21 +14,9 @@ from opgen.errors import OpgenError
 from opgen.gen.layers.autograd_kernels import AutogradModel
 from opgen.model import load_model
 from opgen.model.derivatives import load_derivatives
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture
-def inputs(tmp_path):
-    """Private copies of the repository's yaml, tags.yaml and derivatives.yaml."""
-    for name in ("native_functions.yaml", "tags.yaml", "derivatives.yaml"):
-        shutil.copy(os.path.join(REPO_ROOT, "yaml", name), tmp_path / name)
-    return str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml"), str(tmp_path / "derivatives.yaml")
+from yaml_copies import cache_dir, inputs  # noqa: F401  (fixtures)
 
 
-@pytest.fixture
-def cache_dir(tmp_path):
-    return str(tmp_path / "cache")
 
 
 def stored(cache_dir):

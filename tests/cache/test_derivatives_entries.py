@@ -18,8 +18,8 @@ from opgen.gen.layers import autograd_kernels, autograd_plan
 from opgen.gen.layers.autograd_kernels import AutogradModel
 from opgen.model import derivatives as derivatives_module
 from opgen.model.derivatives import load_derivatives
+from yaml_copies import cache_dir, inputs  # noqa: F401  (fixtures)
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MUL = "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"
 MUL_SCALAR = "- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n"
 
@@ -46,18 +46,6 @@ EDITS = {
     "a document marker (read whole)": (lambda t: "---\n" + t, None, 0, []),
 }
 
-
-@pytest.fixture
-def inputs(tmp_path):
-    """Private copies of the repository's yaml, tags.yaml and derivatives.yaml."""
-    for name in ("native_functions.yaml", "tags.yaml", "derivatives.yaml"):
-        shutil.copy(os.path.join(REPO_ROOT, "yaml", name), tmp_path / name)
-    return str(tmp_path / "native_functions.yaml"), str(tmp_path / "tags.yaml"), str(tmp_path / "derivatives.yaml")
-
-
-@pytest.fixture
-def cache_dir(tmp_path):
-    return str(tmp_path / "cache")
 
 
 class Counts:
