@@ -4,14 +4,25 @@ Operator handles, kernels registered with the dispatcher and redispatch all use 
 """
 from __future__ import annotations
 
+import weakref
+
 from ..model.native_function import NativeFunction
 from . import types
 from .bindings import Binding
 
 
 def bindings(f: NativeFunction) -> list[Binding]:
-    const_mutable = f.use_const_ref_for_mutable_tensors
-    return [Binding(a.name, types.argument_type(a, mutable_is_const=const_mutable)) for a in f.func.arguments.all()]
+    known = _BINDINGS.get(id(f))
+    if known is None or known[0]() is not f:
+        const_mutable = f.use_const_ref_for_mutable_tensors
+        known = _BINDINGS[id(f)] = (weakref.ref(f), tuple(
+            Binding(a.name, types.argument_type(a, mutable_is_const=const_mutable)) for a in f.func.arguments.all()))
+    return list(known[1])
+
+
+# A group's layers ask for a function's bindings ~10 times: worked out once per function, found
+# by identity (hashing a NativeFunction costs more than its bindings).
+_BINDINGS: dict[int, tuple[weakref.ref, tuple[Binding, ...]]] = {}
 
 
 def return_type(f: NativeFunction) -> str:
