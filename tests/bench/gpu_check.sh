@@ -5,7 +5,7 @@
 # step bounded so the whole stays inside SECONDS (default 480) and each writing its log under
 # OUTDIR, most telling first: the architectures in the library (cuobjdump), the CUDA tests
 # (test_cuda_ops, test_cuda_kernel_paths, test_cuda_memory), the benchmark beside torch
-# (tests/bench/bench_cuda.py), compute-sanitizer's memcheck over the CUDA tests, the CUDA cases
+# (tests/bench/bench_cuda.py), Nsight Compute over the reduction and softmax kernels, compute-sanitizer's memcheck over the CUDA tests, the CUDA cases
 # of test_autograd_layers and the C++ unit tests. Wheels in .whl/ (SCons, OpenBLAS: the machine cannot reach PyPI)
 # are installed first into a private folder. Prints one summary line per step.
 set -uo pipefail
@@ -46,6 +46,16 @@ step cuda_tests 150 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_
 grep -E "^(FAILED|ERROR)" "$out/cuda_tests.log" | head -20
 step bench 170 python3 tests/bench/bench_cuda.py --budget 150 --json "$out/bench-cuda.json"
 cat "$out/bench.log"
+# Nsight Compute over one call of each reduction and softmax row: time, DRAM throughput, grid,
+# registers and occupancy per kernel, for the rows the benchmark finds slow.
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+step ncu 60 "$ncu" --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+  -k "regex:reduce|fold|softmax" python3 -c "
+import sys; sys.path.insert(0, 'build/python')
+import numpy as np, opdispatch as od
+a = od.tensor(np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32), device='cuda')
+a.sum(); a.sum([1]); a.sum([0]); a.amax([1]); a.argmax(1)
+y = od.log_softmax(a, 1); od._log_softmax_backward_data(a, y, 1, od.float32); od.cuda.synchronize()"
 # Every tensor its own cudaMalloc of exactly its bytes, so memcheck sees each tensor's bounds.
 OPDISPATCH_CUDA_NO_CACHING=1 step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -x -q -p no:cacheprovider \
   tests/runtime/test_cuda_ops.py tests/runtime/test_cuda_kernel_paths.py -k "not 2_to_the_31"
@@ -53,7 +63,7 @@ grep -E "ERROR SUMMARY|Invalid|FAILED" "$out/memcheck.log" | head -10
 step autograd_cuda 60 python3 -m pytest -q -p no:cacheprovider tests/runtime/test_autograd_layers.py -k "cuda or CUDA"
 step cpp_tests 60 ./build/bin/opdispatch_tests
 # The short logs in one file: a device call brings back at most 8 files.
-for small in gpu cuobjdump autograd_cuda cpp_tests; do
+for small in gpu cuobjdump ncu autograd_cuda cpp_tests; do
   for f in "$out/$small".*; do [ -f "$f" ] && { echo "== $f"; cat "$f"; rm -f "$f"; }; done
 done > "$out/misc.log"
 echo "total: $(( $(date +%s) - start )) s"

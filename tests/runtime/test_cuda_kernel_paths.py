@@ -72,11 +72,14 @@ def test_more_than_2_to_the_31_elements_use_64_bit_indices(cuda):
 # ----- reductions -----
 
 @pytest.mark.parametrize("shape,dims", [
-    (((1 << 20) + 7,), None),           # one output: the rows kernel split across the GPU, then a fold
-    ((3, 100003), [1]),                 # few long rows: split
-    ((4096, 33), [1]),                  # many short rows: a block each, no split
-    ((30001, 40), [0]),                 # columns, split
-    ((17, 5000), [0]),                  # columns narrower than a warp
+    (((1 << 20) + 7,), None),           # one output: block rows split across the GPU, then a fold by block
+    ((3, 100003), [1]),                 # few long rows: block rows, split
+    ((4096, 33), [1]),                  # many short rows: a warp each, no split
+    ((40, 300, 2), [0, 2]),             # many rows whose elements are not adjacent: warps, strided
+    ((30001, 40), [0]),                 # packet columns, split, then a fold by columns
+    ((17, 5000), [0]),                  # packet columns, fewer rows than a block's threads
+    ((6, 50, 8), [1]),                  # packet columns under an outer kept dimension
+    ((3001, 37), [0]),                  # columns that packets do not tile: a thread per column, split
     ((6, 70, 90), [0, 2]),              # neither dimension adjacent after merging
 ])
 @pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin"])
@@ -84,6 +87,20 @@ def test_reductions_along_rows_and_columns(cuda, shape, dims, name):
     a = random_array(np.random.default_rng(6), shape, "float64")
     fn = getattr(cuda, name)
     compare(cuda, (lambda x: fn(x)) if dims is None else (lambda x: fn(x, dims)), a, tol=1e-10)
+
+
+def test_columns_of_a_misaligned_view_are_read_element_by_element(cuda):
+    a = random_array(np.random.default_rng(11), (2001, 41), "float64")
+    compare(cuda, lambda x: cuda.sum(x[:, 1:], [0]), a, tol=1e-10)   # starts one element past a packet
+    compare(cuda, lambda x: cuda.amax(x[:, :40], [0]), a)            # rows 41 apart: not a multiple of 4
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
+def test_packet_columns_in_every_element_size(cuda, dtype):
+    a = random_array(np.random.default_rng(12), (777, 64), dtype)
+    compare(cuda, lambda x: cuda.sum(x, [0]), a, tol=1e-4)
+    if dtype != "bool":  # argmax takes numbers, as torch's does
+        compare(cuda, lambda x: cuda.argmax(x, 0), a)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])

@@ -1,14 +1,17 @@
 // CUDA loops of the reduction stubs (sum, mean, amax, amin, argmax). `result` has self's rank
-// with size 1 where self is reduced. Two shapes of work, chosen by where self's unit-stride
-// dimension lies:
-//   along rows   (the reduced elements are adjacent, or every element is reduced): a block per
-//                output, its threads striding through the reduced elements together;
-//   along columns (the kept elements are adjacent): a thread per output in a warp-wide row of
-//                outputs, kRowsPerBlock threads per output splitting the reduced elements.
+// with size 1 where self is reduced. The shape of the work (native/reduce_plan.h) follows where
+// self's unit-stride dimension lies:
+//   along rows   (the reduced elements are adjacent, or every element is reduced): a warp per
+//                output when there are enough outputs to fill the GPU with warps, else a block,
+//                its threads striding through the reduced elements together;
+//   along columns (the kept elements are adjacent): a thread per output (or per packet of
+//                kVec outputs, read with one access) in a warp-wide row of outputs,
+//                kRowsPerColumn threads per output splitting the reduced elements.
 // Either way, when there are too few outputs to fill the GPU the reduced elements are split
 // among several blocks (grid.y) that write partial results to a workspace, and a second launch
 // folds each output's partials.
 #include <math.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -179,11 +182,12 @@ __device__ typename Op::Acc fold_strided(const ReduceArgs& args, const T* base, 
   return op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
 }
 
-// The rows kernel's fold when the reduced elements of a row are adjacent: every thread reads
-// whole packets (kVec elements, one 16-byte access for float), four packets in flight; the
-// elements before the first packet boundary and after the last one are read one per thread.
+// The rows kernels' fold when the reduced elements of a row are adjacent: the `width` threads
+// of the row (this one is `lane` among them) read whole packets (kVec elements, one 16-byte
+// access for float), four packets in flight; the elements before the first packet boundary and
+// after the last one are read one per thread.
 template <class T, class Op>
-__device__ typename Op::Acc fold_adjacent(const T* row, int64_t begin, int64_t end, const Op& op) {
+__device__ typename Op::Acc fold_adjacent(const T* row, int64_t begin, int64_t end, int lane, int width, const Op& op) {
   using Acc = typename Op::Acc;
   using cuda::kVec;
   using cuda::Packet;
@@ -198,20 +202,20 @@ __device__ typename Op::Acc fold_adjacent(const T* row, int64_t begin, int64_t e
   if (first_packet > end) first_packet = end;
   const int64_t packets = (end - first_packet) / kVec;
   const int64_t after = first_packet + packets * kVec;
-  for (int64_t r = begin + threadIdx.x; r < first_packet; r += kThreads) acc[0] = op.combine(acc[0], op.make(row[r], r));
-  for (int64_t r = after + threadIdx.x; r < end; r += kThreads) acc[1] = op.combine(acc[1], op.make(row[r], r));
+  for (int64_t r = begin + lane; r < first_packet; r += width) acc[0] = op.combine(acc[0], op.make(row[r], r));
+  for (int64_t r = after + lane; r < end; r += width) acc[1] = op.combine(acc[1], op.make(row[r], r));
   const Packet<T>* packet = reinterpret_cast<const Packet<T>*>(row + first_packet);
-  int64_t q = threadIdx.x;
-  for (; q + (kInFlight - 1) * kThreads < packets; q += kInFlight * kThreads) {
+  int64_t q = lane;
+  for (; q + (kInFlight - 1) * width < packets; q += kInFlight * width) {
     Packet<T> v[kInFlight];
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = packet[q + j * kThreads];
+    for (int j = 0; j < kInFlight; ++j) v[j] = packet[q + j * width];
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j)
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) acc[j] = op.combine(acc[j], op.make(v[j].v[e], first_packet + (q + j * kThreads) * kVec + e));
+      for (int e = 0; e < kVec; ++e) acc[j] = op.combine(acc[j], op.make(v[j].v[e], first_packet + (q + j * width) * kVec + e));
   }
-  for (; q < packets; q += kThreads) {
+  for (; q < packets; q += width) {
     const Packet<T> v = packet[q];
 #pragma unroll
     for (int e = 0; e < kVec; ++e) acc[2] = op.combine(acc[2], op.make(v.v[e], first_packet + q * kVec + e));
@@ -219,19 +223,55 @@ __device__ typename Op::Acc fold_adjacent(const T* row, int64_t begin, int64_t e
   return op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
 }
 
-// Folds one value per thread of the block into thread 0's `acc` (the shared array holds
-// blockDim.x entries, each thread's `lane` among those folded together in `group` threads).
+constexpr int kWarp = ReduceBlock::kWarp;
+constexpr int kWarps = ReduceBlock::kWarps;
+constexpr int kColumns = ReduceBlock::kColumns;
+constexpr int kRowsPerColumn = ReduceBlock::kRowsPerColumn;
+static_assert(ReduceBlock::kThreads == kThreads, "the plan and the kernels agree on the block size");
+static_assert(ReduceBlock::kPacket == cuda::kVec, "the plan and the kernels agree on the packet");
+
+// `value` from the lane `offset` away (lane ^ offset), for any accumulator: the hardware
+// shuffles 32-bit words, so wider or compound ones (double, a value and its index) go word by word.
+template <class A>
+__device__ A shuffle_xor(const A& value, int offset) {
+  constexpr int kWords = (sizeof(A) + 3) / 4;
+  unsigned words[kWords] = {};
+  memcpy(words, &value, sizeof(A));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = __shfl_xor_sync(0xffffffffu, words[w], offset);
+  A out;
+  memcpy(&out, words, sizeof(A));
+  return out;
+}
+
+// Folds one value per lane of a warp; every lane gets the result (combine is commutative).
 template <class Op>
-__device__ typename Op::Acc fold_in_shared(typename Op::Acc* shared, typename Op::Acc acc, int index, int group,
-                                           int stride, const Op& op) {
-  shared[index] = acc;
+__device__ typename Op::Acc fold_warp(typename Op::Acc acc, const Op& op) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) acc = op.combine(acc, shuffle_xor(acc, offset));
+  return acc;
+}
+
+// Folds one value per thread of the block: each warp with shuffles, then the warps' results
+// (`shared` holds kWarps of them). Every warp folds those, so every thread meets the same
+// shuffles; the result is thread 0's.
+template <class Op>
+__device__ typename Op::Acc fold_block(typename Op::Acc* shared, typename Op::Acc acc, const Op& op) {
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  acc = fold_warp(acc, op);
+  if (lane == 0) shared[warp] = acc;
   __syncthreads();
-  for (int half = group / 2; half > 0; half /= 2) {
-    const int lane = index / stride;  // position within the group
-    if (lane < half && lane + half < group) shared[index] = op.combine(shared[index], shared[index + half * stride]);
-    __syncthreads();
-  }
-  return shared[index];
+  return fold_warp(lane < kWarps ? shared[lane] : op.identity(), op);
+}
+
+// Folds the kRowsPerColumn values of each column (thread x + kColumns * y holds row y of
+// column x; `shared` holds kThreads values). The result is row 0's.
+template <class Op>
+__device__ typename Op::Acc fold_column(typename Op::Acc* shared, typename Op::Acc acc, const Op& op) {
+  shared[threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.x < kColumns)
+    for (int y = 1; y < kRowsPerColumn; ++y) acc = op.combine(acc, shared[threadIdx.x + y * kColumns]);
+  return acc;
 }
 
 // Where a block's work writes: the result (one split) or the workspace of partials.
@@ -257,30 +297,48 @@ __device__ inline void split_range(int64_t nreduced, int64_t& begin, int64_t& en
   end = begin + chunk < nreduced ? begin + chunk : nreduced;
 }
 
-// Along rows: block x folds output `blockIdx.x` (grid-stride), all kThreads threads together.
+__device__ inline bool rows_adjacent(const ReduceArgs& args) {
+  return args.reduced.ndim == 1 && args.reduced.strides[0][0] == 1;
+}
+
+// Block rows: block x folds output `blockIdx.x` (grid-stride), all kThreads threads together.
 template <class T, class Op>
-__global__ void reduce_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
+__global__ void reduce_block_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
   using Acc = typename Op::Acc;
-  __shared__ Acc shared[kThreads];
+  __shared__ Acc shared[kWarps];
   int64_t begin, end;
   split_range(args.nreduced, begin, end);
-  const bool adjacent = args.reduced.ndim == 1 && args.reduced.strides[0][0] == 1;
+  const bool adjacent = rows_adjacent(args);
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     int64_t kept[2];
     args.kept.get(out, kept);
-    Acc acc = adjacent ? fold_adjacent(self + kept[0], begin, end, op)
+    Acc acc = adjacent ? fold_adjacent(self + kept[0], begin, end, threadIdx.x, kThreads, op)
                        : fold_strided(args, self + kept[0], begin + threadIdx.x, end, kThreads, op);
-    acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
+    acc = fold_block(shared, acc, op);
     if (threadIdx.x == 0) emit(sink, args, op, out, kept[1], acc);
     __syncthreads();  // shared is reused by the next output
   }
 }
 
-constexpr int kColumns = ReduceBlock::kColumns;
-constexpr int kRowsPerBlock = ReduceBlock::kRowsPerColumn;
-static_assert(ReduceBlock::kThreads == kThreads, "the plan and the kernels agree on the block size");
+// Warp rows: warp w of block x folds output kWarps * x + w (grid-stride), no split. A warp's
+// lanes share their output, so they run the same iterations and meet every shuffle together.
+template <class T, class Op>
+__global__ void reduce_warp_rows_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
+  using Acc = typename Op::Acc;
+  const int lane = threadIdx.x % kWarp;
+  const bool adjacent = rows_adjacent(args);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t out = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / kWarp; out < args.nout; out += step) {
+    int64_t kept[2];
+    args.kept.get(out, kept);
+    Acc acc = adjacent ? fold_adjacent(self + kept[0], 0, args.nreduced, lane, kWarp, op)
+                       : fold_strided(args, self + kept[0], lane, args.nreduced, kWarp, op);
+    acc = fold_warp(acc, op);
+    if (lane == 0) emit(sink, args, op, out, kept[1], acc);
+  }
+}
 
-// Along columns: thread (x, y) folds output blockIdx.x * kColumns + x over every kRowsPerBlock-th
+// Columns: thread (x, y) folds output blockIdx.x * kColumns + x over every kRowsPerColumn-th
 // reduced element of its split, then the y threads of each column fold together.
 template <class T, class Op>
 __global__ void reduce_columns_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
@@ -293,31 +351,112 @@ __global__ void reduce_columns_kernel(ReduceArgs args, const T* self, Sink<Op> s
     const int64_t out = first + x;
     int64_t kept[2] = {0, 0};
     if (out < args.nout) args.kept.get(out, kept);
-    Acc acc = out < args.nout ? fold_strided(args, self + kept[0], begin + y, end, kRowsPerBlock, op) : op.identity();
-    // Column x's threads sit kColumns apart in `shared`.
-    acc = fold_in_shared(shared, acc, threadIdx.x, kRowsPerBlock, kColumns, op);
+    Acc acc = out < args.nout ? fold_strided(args, self + kept[0], begin + y, end, kRowsPerColumn, op) : op.identity();
+    acc = fold_column(shared, acc, op);
     if (y == 0 && out < args.nout) emit(sink, args, op, out, kept[1], acc);
     __syncthreads();
   }
 }
 
-// The second pass: block x folds output x's `splits` partials.
-template <class Op>
-__global__ void fold_partials_kernel(ReduceArgs args, const typename Op::Acc* partials, int splits,
-                                     typename Op::Out* result, Op op) {
+// Packet columns: as columns, each thread folding kVec adjacent outputs read as one packet per
+// reduced element (the launch checks that every packet is aligned: the innermost kept size and
+// every stride of self are multiples of kVec, self on a packet boundary).
+template <class T, class Op>
+__global__ void reduce_packet_columns_kernel(ReduceArgs args, const T* self, Sink<Op> sink, Op op) {
   using Acc = typename Op::Acc;
+  using cuda::kVec;
+  using cuda::Packet;
+  constexpr int kInFlight = 4;
   __shared__ Acc shared[kThreads];
+  int64_t begin, end;
+  split_range(args.nreduced, begin, end);
+  const int64_t stride = args.reduced.ndim == 0 ? 0 : args.reduced.strides[0][0];
+  const int64_t result_step = args.kept.strides[args.kept.ndim - 1][1];  // between adjacent outputs
+  const int64_t groups = args.nout / kVec;
+  const int x = threadIdx.x % kColumns, y = threadIdx.x / kColumns;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kColumns; first < groups; first += static_cast<int64_t>(gridDim.x) * kColumns) {
+    const int64_t group = first + x;
+    Acc acc[kVec];
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc[e] = op.identity();
+    int64_t kept[2] = {0, 0};
+    if (group < groups) {
+      args.kept.get(group * kVec, kept);
+      const T* base = self + kept[0];
+      int64_t r = begin + y;
+      for (; r + (kInFlight - 1) * kRowsPerColumn < end; r += kInFlight * kRowsPerColumn) {
+        Packet<T> v[kInFlight];
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j) v[j] = *reinterpret_cast<const Packet<T>*>(base + (r + j * kRowsPerColumn) * stride);
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j)
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) acc[e] = op.combine(acc[e], op.make(v[j].v[e], r + j * kRowsPerColumn));
+      }
+      for (; r < end; r += kRowsPerColumn) {
+        const Packet<T> v = *reinterpret_cast<const Packet<T>*>(base + r * stride);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) acc[e] = op.combine(acc[e], op.make(v.v[e], r));
+      }
+    }
+    for (int e = 0; e < kVec; ++e) {
+      const Acc folded = fold_column(shared, acc[e], op);
+      if (y == 0 && group < groups) emit(sink, args, op, group * kVec + e, kept[1] + e * result_step, folded);
+      __syncthreads();
+    }
+  }
+}
+
+template <class Op>
+__device__ inline void emit_result(const ReduceArgs& args, typename Op::Out* result, int64_t out, typename Op::Acc acc,
+                                   const Op& op) {
+  int64_t kept[2];
+  args.kept.get(out, kept);
+  result[kept[1]] = op.project(acc, args.nreduced);
+}
+
+// The second pass for few outputs: block x folds output x's `splits` partials.
+template <class Op>
+__global__ void fold_partials_by_block_kernel(ReduceArgs args, const typename Op::Acc* partials, int splits,
+                                              typename Op::Out* result, Op op) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc shared[kWarps];
   for (int64_t out = blockIdx.x; out < args.nout; out += gridDim.x) {
     Acc acc = op.identity();
     for (int s = threadIdx.x; s < splits; s += kThreads) acc = op.combine(acc, partials[static_cast<int64_t>(s) * args.nout + out]);
-    acc = fold_in_shared(shared, acc, threadIdx.x, kThreads, 1, op);
-    if (threadIdx.x == 0) {
-      int64_t kept[2];
-      args.kept.get(out, kept);
-      result[kept[1]] = op.project(acc, args.nreduced);
-    }
+    acc = fold_block(shared, acc, op);
+    if (threadIdx.x == 0) emit_result(args, result, out, acc, op);
     __syncthreads();
   }
+}
+
+// The second pass for many outputs: [splits][nout] is itself a reduction along columns, the
+// partials of adjacent outputs adjacent; thread (x, y) folds every kRowsPerColumn-th split.
+template <class Op>
+__global__ void fold_partials_by_column_kernel(ReduceArgs args, const typename Op::Acc* partials, int splits,
+                                               typename Op::Out* result, Op op) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc shared[kThreads];
+  const int x = threadIdx.x % kColumns, y = threadIdx.x / kColumns;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kColumns; first < args.nout; first += static_cast<int64_t>(gridDim.x) * kColumns) {
+    const int64_t out = first + x;
+    Acc acc = op.identity();
+    if (out < args.nout)
+      for (int s = y; s < splits; s += kRowsPerColumn) acc = op.combine(acc, partials[static_cast<int64_t>(s) * args.nout + out]);
+    acc = fold_column(shared, acc, op);
+    if (y == 0 && out < args.nout) emit_result(args, result, out, acc, op);
+    __syncthreads();
+  }
+}
+
+// Whether every packet the packet-columns kernel reads is aligned: see that kernel.
+template <class T>
+bool packets_fit(const ReduceArgs& args, const T* data) {
+  if (args.reduced.ndim != 1 || args.kept.ndim == 0 || !cuda::on_packet_boundary(data, sizeof(T))) return false;
+  if (args.kept.sizes[args.kept.ndim - 1] % cuda::kVec != 0 || args.reduced.strides[0][0] % cuda::kVec != 0) return false;
+  for (int d = 0; d < args.kept.ndim - 1; ++d)
+    if (args.kept.strides[d][0] % cuda::kVec != 0) return false;
+  return true;
 }
 
 template <class T, class Op>
@@ -330,10 +469,14 @@ void reduce(const TensorBase& result, const TensorBase& self, const char* what) 
            ": expected cuda tensors, got ", self.device().str(), " and ", result.device().str());
   const ReduceArgs args = plan(result, self, what);
   if (args.nout == 0) return;
+  const T* data = static_cast<const T*>(self.data_ptr());
   // Along columns when the kept elements are the adjacent ones and there is more than one.
   const bool along_columns = args.nout > 1 && args.kept.ndim > 0 && args.kept.strides[args.kept.ndim - 1][0] == 1 &&
                              !(args.reduced.ndim > 0 && args.reduced.strides[args.reduced.ndim - 1][0] == 1);
-  const ReducePlan p = plan_reduction(args.nout, args.nreduced, along_columns, op::cuda::multiprocessor_count());
+  const ReduceAxis axis = !along_columns          ? ReduceAxis::kRows
+                          : packets_fit(args, data) ? ReduceAxis::kPacketColumns
+                                                    : ReduceAxis::kColumns;
+  const ReducePlan p = plan_reduction(args.nout, args.nreduced, axis, op::cuda::multiprocessor_count());
   const cudaStream_t s = cuda::stream();
   Sink<Op> sink{static_cast<Out*>(result.data_ptr()), nullptr};
   TensorBase workspace;
@@ -343,15 +486,23 @@ void reduce(const TensorBase& result, const TensorBase& self, const char* what) 
     sink.partials = static_cast<Acc*>(workspace.data_ptr());
   }
   const dim3 grid(p.blocks, static_cast<unsigned>(p.splits));
-  const T* data = static_cast<const T*>(self.data_ptr());
-  if (p.along_columns)
-    reduce_columns_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{});
-  else
-    reduce_rows_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{});
+  switch (p.layout) {
+    case ReduceLayout::kBlockRows: reduce_block_rows_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{}); break;
+    case ReduceLayout::kWarpRows: reduce_warp_rows_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{}); break;
+    case ReduceLayout::kColumns: reduce_columns_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{}); break;
+    case ReduceLayout::kPacketColumns:
+      reduce_packet_columns_kernel<T, Op><<<grid, kThreads, 0, s>>>(args, data, sink, Op{});
+      break;
+  }
   OP_CUDA_CHECK_LAUNCH();
   if (p.splits > 1) {
-    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(args.nout, 0x7fffffff));
-    fold_partials_kernel<Op><<<blocks, kThreads, 0, s>>>(args, sink.partials, p.splits, sink.result, Op{});
+    if (fold_partials_along_columns(args.nout)) {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((args.nout + kColumns - 1) / kColumns, 0x7fffffff));
+      fold_partials_by_column_kernel<Op><<<blocks, kThreads, 0, s>>>(args, sink.partials, p.splits, sink.result, Op{});
+    } else {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(args.nout, 0x7fffffff));
+      fold_partials_by_block_kernel<Op><<<blocks, kThreads, 0, s>>>(args, sink.partials, p.splits, sink.result, Op{});
+    }
     OP_CUDA_CHECK_LAUNCH();
   }
   // `workspace` returns to the caching allocator here; the stream orders its reuse after the fold.

@@ -73,6 +73,26 @@ __device__ Acc fold_in_flight(const T* row, int64_t n, Acc init, Add add, Merge 
   return merge(merge(acc[0], acc[1]), merge(acc[2], acc[3]));
 }
 
+// out[k] = f(a[k], b[k]) for one thread's elements of a row (lane, lane + kWidth, ...), four of
+// each input read before any result is written: a store may alias the next loads, so a plain
+// loop would wait out the memory latency at every element.
+template <int kWidth, class T, class F>
+__device__ void map_in_flight(T* out, const T* a, const T* b, int64_t n, F f) {
+  constexpr int kInFlight = 4;
+  int64_t k = RowTiling<kWidth>::lane();
+  for (; k + (kInFlight - 1) * kWidth < n; k += kInFlight * kWidth) {
+    T va[kInFlight], vb[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      va[j] = a[k + j * kWidth];
+      vb[j] = b[k + j * kWidth];
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) out[k + j * kWidth] = f(va[j], vb[j]);
+  }
+  for (; k < n; k += kWidth) out[k] = f(a[k], b[k]);
+}
+
 // Adjacent rows (inner == 1). All threads of a block run the same number of iterations, so the
 // block-wide folds see every thread.
 template <int kWidth, class T>
@@ -94,8 +114,7 @@ __global__ void log_softmax_adjacent_kernel(T* out, const T* in, int64_t rows, i
     sum = fold_row<kWidth>(sum, scratch_sum, plus);
     if (live) {
       const T log_sum = static_cast<T>(log(sum));
-      T* y = out + row * n;
-      for (int64_t k = Tiling::lane(); k < n; k += kWidth) y[k] = (x[k] - m) - log_sum;
+      map_in_flight<kWidth>(out + row * n, x, x, n, [m, log_sum](T v, T) { return (v - m) - log_sum; });
     }
   }
 }
@@ -115,8 +134,8 @@ __global__ void log_softmax_backward_adjacent_kernel(T* grad_input, const T* gra
     sum = fold_row<kWidth>(sum, scratch, plus);
     if (live) {
       const T total = static_cast<T>(sum);
-      for (int64_t k = Tiling::lane(); k < n; k += kWidth)
-        grad_input[start + k] = grad_output[start + k] - exp_of(output[start + k]) * total;
+      map_in_flight<kWidth>(grad_input + start, grad_output + start, output + start, n,
+                            [total](T g, T y) { return g - exp_of(y) * total; });
     }
   }
 }
