@@ -100,7 +100,8 @@ class CachingAllocator {
   // "<device> out of memory: tried to allocate ..." when the device has no room even after
   // the cache is emptied.
   void* allocate(size_t nbytes, StreamId stream);
-  // Returns the block at `ptr` to its stream's pool. False (and nothing done) when `ptr` is not
+  // Returns the block at `ptr` to its stream's pool, or, when record_stream marked it, records an
+  // event on each marked stream and keeps it pending. False (and nothing done) when `ptr` is not
   // a block in use: a deleter must not throw.
   bool free(void* ptr) noexcept;
   // Marks the block at `ptr` as used by work queued on `stream` too: when it is freed it is not

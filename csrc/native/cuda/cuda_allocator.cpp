@@ -79,7 +79,8 @@ CachingAllocator& pool() {
   return *allocator;
 }
 
-// A deleter: never throws, and calls no CUDA function (the block stays cached).
+// A deleter: never throws, and calls no CUDA function (the block stays cached) unless
+// record_stream marked the block: then it records an event on each marked stream.
 void free_block(void* ptr) { pool().free(ptr); }
 
 // OPDISPATCH_CUDA_NO_CACHING=1: every tensor is a cudaMalloc of exactly its bytes, freed when the

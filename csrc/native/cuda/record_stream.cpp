@@ -2,6 +2,8 @@
 // the next tensor until the work queued on s up to the tensor's free has finished
 // (cuda_allocator.cpp). A CUDA Stream's id is its cudaStream_t (0: the legacy default stream),
 // as opdispatch.cuda.Stream makes it.
+#include <cstdint>
+
 #include "core/error.h"
 #include "native/cuda/cuda_memory.h"
 #include "native/cuda/cuda_stream.h"
