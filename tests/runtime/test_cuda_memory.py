@@ -35,6 +35,16 @@ def no_device_message(built):
     return "CUDA: no CUDA device is available (" if built else "built without CUDA"
 
 
+def format_bytes(n):
+    """As the allocator's messages write sizes: "512 bytes", "1.50 MiB"."""
+    if n < 1024:
+        return f"{n} byte" if n == 1 else f"{n} bytes"
+    value, units = n / 1024, ["KiB", "MiB", "GiB", "TiB", "PiB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:.2f} {units[0]}"
+
+
 def settle(od):
     """Frees the tensors nobody holds and waits for the device: the figures are then stable."""
     gc.collect()
@@ -326,14 +336,14 @@ def test_filling_the_device_raises_out_of_memory_and_empty_cache_recovers(cuda):
         if message is None:
             pytest.skip("the device holds 256 GiB more")
         # The figures at the failure, as the allocator left them (the cache emptied to retry).
-        allocated_now, reserved_now = cuda.cuda.memory_allocated(), cuda.cuda.memory_reserved()
+        allocated_now, reserved_now, count = cuda.cuda.memory_allocated(), cuda.cuda.memory_reserved(), len(held)
     finally:
         del held[:]
         cuda.cuda.empty_cache()
     assert message.startswith("CUDA out of memory: tried to allocate 4.00 GiB; "), message
-    assert f"; {allocated_now / GiB:.2f} GiB allocated, {reserved_now / GiB:.2f} GiB reserved by the caching allocator" \
+    assert f"; {format_bytes(allocated_now)} allocated, {format_bytes(reserved_now)} reserved by the caching allocator" \
         in message, message
-    assert reserved_now >= allocated_now >= 4 * GiB
+    assert reserved_now >= allocated_now >= count * 4 * GiB
     assert cuda.cuda.memory_reserved() == reserved  # every 4 GiB segment went back
     again = cuda.empty([GiB], dtype=cuda.float32, device="cuda")  # the device has room again
     del again
