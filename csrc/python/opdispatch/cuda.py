@@ -13,9 +13,9 @@
     s = opdispatch.cuda.Stream()            # a new stream
     with opdispatch.cuda.stream(s):         # (or `with s:`) kernels, copies and allocations go on s
         y = x * 2
+    x.record_stream(s)                      # x's memory is not reused before s's work is done
     s.synchronize()
     opdispatch.cuda.current_stream(), opdispatch.cuda.default_stream()
-    x.record_stream(s)                      # x's memory is not reused before s's work is done
 
 CUDA tensors take their memory from a caching allocator, as torch's do: freed memory stays
 reserved for the next tensor of the same stream, and memory_reserved() only drops on
