@@ -50,9 +50,11 @@ struct CachingAllocator::Block {
   size_t size;
   StreamId stream;
   bool small;
-  bool in_use = false;
+  bool in_use = false;  // also while pending: its neighbours must not merge into it
   Block* prev = nullptr;
   Block* next = nullptr;
+  std::vector<StreamId> uses;  // other streams whose work uses it (record_stream)
+  std::vector<void*> events;   // while pending: one per stream of `uses`, recorded at the free
 
   bool whole_segment() const { return prev == nullptr && next == nullptr; }
 };
@@ -77,6 +79,10 @@ CachingAllocator::~CachingAllocator() {
       if (block->prev == nullptr) heads.push_back(block);
   for (const auto& [ptr, block] : in_use_)
     if (block->prev == nullptr) heads.push_back(block);
+  for (Block* block : pending_) {
+    for (void* event : block->events) backend_->destroy_event(event);
+    if (block->prev == nullptr) heads.push_back(block);
+  }
   for (Block* head : heads) {
     backend_->raw_free(head->ptr);
     for (Block* block = head; block != nullptr;) {
@@ -93,6 +99,7 @@ void* CachingAllocator::allocate(size_t nbytes, StreamId stream) {
   if (nbytes > std::numeric_limits<size_t>::max() / 2) fail_out_of_memory(nbytes, nbytes);
   const size_t rounded = round_size(nbytes);
   const bool small = is_small(rounded);
+  if (!pending_.empty()) collect_pending(/*wait=*/false);
   Block* block = find_free(pool_for(small), stream, rounded);
   if (block == nullptr) block = new_segment(small, stream, rounded, nbytes);
   block = split(block, rounded);
@@ -108,10 +115,36 @@ bool CachingAllocator::free(void* ptr) noexcept {
   const auto found = in_use_.find(ptr);
   if (found == in_use_.end()) return false;
   Block* block = found->second;
+  if (block->uses.empty()) {
+    in_use_.erase(found);
+    release_block(block);
+    return true;
+  }
+  // Work queued on the recorded streams may still read or write the block: it waits for an
+  // event on each of them, recorded now, after that work.
+  std::vector<void*> events;
+  try {
+    for (StreamId stream : block->uses) events.push_back(backend_->record_event(stream));
+  } catch (...) {
+    // Nothing could tell when that work is done: the block stays in use for good (a device
+    // that cannot record an event is broken anyway).
+    for (void* event : events) backend_->destroy_event(event);
+    return true;
+  }
   in_use_.erase(found);
-  block->in_use = false;
-  stats_.allocated_bytes -= block->size;
-  merge_into_pool(block);
+  block->events = std::move(events);
+  pending_.push_back(block);
+  return true;
+}
+
+bool CachingAllocator::record_stream(void* ptr, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = in_use_.find(ptr);
+  if (found == in_use_.end()) return false;
+  Block* block = found->second;
+  // The allocation's own stream orders the block's next user after its work already.
+  if (stream != block->stream && std::find(block->uses.begin(), block->uses.end(), stream) == block->uses.end())
+    block->uses.push_back(stream);
   return true;
 }
 
@@ -162,6 +195,39 @@ void* CachingAllocator::try_raw_alloc(size_t nbytes) {
   return ptr;
 }
 
+// A block no tensor or stream uses any more: back into its pool.
+void CachingAllocator::release_block(Block* block) {
+  block->in_use = false;
+  block->uses.clear();
+  stats_.allocated_bytes -= block->size;
+  merge_into_pool(block);
+}
+
+// Returns the pending blocks whose events have all completed to their pools; with `wait`, waits
+// for every event first, so that none stays pending. Each event is destroyed once it has
+// completed, so a throwing backend leaves the rest as they were.
+void CachingAllocator::collect_pending(bool wait) {
+  for (size_t i = 0; i < pending_.size();) {
+    Block* block = pending_[i];
+    while (!block->events.empty()) {
+      void* event = block->events.back();
+      if (wait)
+        backend_->wait_event(event);
+      else if (!backend_->event_done(event))
+        break;
+      backend_->destroy_event(event);
+      block->events.pop_back();
+    }
+    if (!block->events.empty()) {
+      ++i;
+      continue;
+    }
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    release_block(block);
+  }
+}
+
 // Cuts `block` (not in any pool) down to `rounded` bytes when the rest is worth keeping; the
 // rest goes to the pool as a free block. Returns the block to hand out.
 CachingAllocator::Block* CachingAllocator::split(Block* block, size_t rounded) {
@@ -201,6 +267,7 @@ void CachingAllocator::merge_into_pool(Block* block) {
 }
 
 void CachingAllocator::release_free_segments() {
+  collect_pending(/*wait=*/true);  // their segments may be free but for them
   std::vector<Block*> free_segments;
   for (Pool* pool : {&small_pool_, &large_pool_})
     for (Block* block : *pool)

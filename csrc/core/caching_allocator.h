@@ -14,6 +14,10 @@
 // - a freed block merges with its free neighbours of the same segment and stays cached;
 // - pools are per stream: a block serves only requests of the stream it was allocated on, so
 //   work queued on that stream and the block's next user are ordered by the stream itself;
+// - a block used on other streams too (record_stream) is not reused when freed until the work
+//   queued on each of them up to the free has finished: an event is recorded on each, and the
+//   block waits in a pending list (still counted as allocated) until every event has completed.
+//   Each allocation looks at the pending blocks without waiting; giving segments back waits;
 // - when the device is out of memory every fully free segment goes back to the device and the
 //   request is tried once more before it fails with op::Error.
 #pragma once
@@ -24,6 +28,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace op {
 
@@ -39,10 +44,20 @@ class DeviceMemoryBackend {
   // Called once before segments are given back: queued work may still use their memory (the
   // CUDA backend synchronizes the device). May throw; nothing is freed then.
   virtual void before_release() {}
+
+  // Events for record_stream (a cudaEvent_t each in the CUDA backend), as opaque handles.
+  // A new event marking the work queued on `stream` so far; never nullptr. May throw.
+  virtual void* record_event(const void* stream) = 0;
+  // True when the work the event marks has finished; never waits. May throw.
+  virtual bool event_done(void* event) = 0;
+  // Waits until the work the event marks has finished. May throw.
+  virtual void wait_event(void* event) = 0;
+  // Must not throw: it runs at process exit too.
+  virtual void destroy_event(void* event) noexcept = 0;
 };
 
 // The queue a block is allocated for: an opaque handle (a cudaStream_t; nullptr is the
-// default stream). Only compared, never used.
+// default stream). Compared, and given to the backend's record_event.
 using StreamId = const void*;
 
 struct CachingAllocatorStats {
@@ -85,9 +100,14 @@ class CachingAllocator {
   // "<device> out of memory: tried to allocate ..." when the device has no room even after
   // the cache is emptied.
   void* allocate(size_t nbytes, StreamId stream);
-  // Returns the block at `ptr` to its stream's pool. False (and nothing done) when `ptr` is not
+  // Returns the block at `ptr` to its stream's pool, or, when record_stream marked it, records an
+  // event on each marked stream and keeps it pending. False (and nothing done) when `ptr` is not
   // a block in use: a deleter must not throw.
   bool free(void* ptr) noexcept;
+  // Marks the block at `ptr` as used by work queued on `stream` too: when it is freed it is not
+  // reused before that work (queued up to the free) has finished. Its own stream needs no mark.
+  // False (and nothing done) when `ptr` is not a block in use.
+  bool record_stream(void* ptr, StreamId stream);
   // Gives every fully free segment back to the device.
   void empty_cache();
 
@@ -104,6 +124,8 @@ class CachingAllocator {
 
   Pool& pool_for(bool small) { return small ? small_pool_ : large_pool_; }
   Block* find_free(Pool& pool, StreamId stream, size_t rounded);
+  void release_block(Block* block);
+  void collect_pending(bool wait);
   Block* new_segment(bool small, StreamId stream, size_t rounded, size_t requested);
   void* try_raw_alloc(size_t nbytes);
   Block* split(Block* block, size_t rounded);
@@ -117,6 +139,7 @@ class CachingAllocator {
   Pool small_pool_;
   Pool large_pool_;
   std::unordered_map<const void*, Block*> in_use_;
+  std::vector<Block*> pending_;  // freed, waiting for the events of the streams they were used on
   CachingAllocatorStats stats_;
 };
 

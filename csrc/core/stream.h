@@ -1,7 +1,7 @@
-// Stream: a queue of work on a device (`Stream` in schemas: record_stream). This runtime runs
-// every kernel synchronously, so a Stream is only an identity: the device and a stream id
-// (0: the device's default stream), as c10::Stream is. Boxed as its own IValue kind; from
-// Python an opdispatch.Stream.
+// Stream: a queue of work on a device (`Stream` in schemas: record_stream), as an identity: the
+// device and a stream id (0: the device's default stream), as c10::Stream is. A CUDA stream's id
+// is its cudaStream_t (opdispatch.cuda.Stream, native/cuda/record_stream.cpp). Boxed as its own
+// IValue kind; from Python an opdispatch.Stream.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The caching device allocator's pool logic (core/caching_allocator.h) on the host: a fake
-// device backend hands out host memory up to a capacity and counts what it is asked.
+// device backend hands out host memory up to a capacity and counts what it is asked; its events
+// complete when the test says so (or when the allocator waits for them).
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,16 @@ struct FakeDevice {
   std::unordered_map<void*, size_t> live;  // segments not yet given back
   size_t live_bytes = 0;
   int allocs = 0, frees = 0, failed_allocs = 0, releases = 0;
+  // Events: id -> (stream, completed). Ids count up from 1.
+  std::unordered_map<int, std::pair<StreamId, bool>> events;
+  int next_event = 1, events_recorded = 0, events_waited = 0;
+
+  // Completes the events recorded on `stream` so far, as the end of its queued work would.
+  void finish(StreamId stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& [id, event] : events)
+      if (event.first == stream) event.second = true;
+  }
 };
 
 class FakeBackend final : public DeviceMemoryBackend {
@@ -57,7 +68,30 @@ class FakeBackend final : public DeviceMemoryBackend {
   }
   void before_release() override { ++device_->releases; }
 
+  void* record_event(const void* stream) override {
+    std::lock_guard<std::mutex> lock(device_->mutex);
+    const int id = device_->next_event++;
+    device_->events.emplace(id, std::make_pair(stream, false));
+    ++device_->events_recorded;
+    return reinterpret_cast<void*>(static_cast<intptr_t>(id));
+  }
+  bool event_done(void* event) override {
+    std::lock_guard<std::mutex> lock(device_->mutex);
+    return device_->events.at(id(event)).second;
+  }
+  void wait_event(void* event) override {
+    std::lock_guard<std::mutex> lock(device_->mutex);
+    device_->events.at(id(event)).second = true;  // the host waited until the work was done
+    ++device_->events_waited;
+  }
+  void destroy_event(void* event) noexcept override {
+    std::lock_guard<std::mutex> lock(device_->mutex);
+    if (device_->events.erase(id(event)) != 1) std::abort();  // destroyed twice, or never made
+  }
+
  private:
+  static int id(void* event) { return static_cast<int>(reinterpret_cast<intptr_t>(event)); }
+
   std::shared_ptr<FakeDevice> device_;
 };
 
@@ -355,4 +389,129 @@ TEST(caching_threads_allocate_and_free_concurrently) {
   CHECK_EQ(f.stats().reserved_bytes, size_t{0});
   CHECK_EQ(f.device->live_bytes, size_t{0});
   CHECK_EQ(f.stats().device_allocs, f.stats().device_frees);
+}
+
+// ----- record_stream -----
+
+TEST(caching_a_block_used_on_another_stream_waits_for_that_work_before_reuse) {
+  Fixture f;
+  void* a = f.allocator->allocate(1000, kDefault);
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->free(a));
+  CHECK_EQ(f.device->events_recorded, 1);
+  CHECK_EQ(f.stats().allocated_bytes, size_t{1024});  // pending: still counted as allocated
+  CHECK(!f.allocator->free(a));                         // and freed once only
+  void* b = f.allocator->allocate(1000, kDefault);      // stream 1 may still use a: not handed out
+  CHECK(b != a);
+  CHECK_EQ(f.device->events.size(), size_t{1});
+  f.device->finish(kStream1);
+  void* c = f.allocator->allocate(1000, kDefault);  // the event completed: a is back in the pool
+  CHECK_EQ(c, a);
+  CHECK_EQ(f.device->events.size(), size_t{0});  // destroyed once completed
+  CHECK_EQ(f.device->events_waited, 0);          // allocating never waits
+  CHECK_EQ(f.device->allocs, 1);
+  CHECK(f.allocator->free(b) && f.allocator->free(c));
+  CHECK_EQ(f.stats().allocated_bytes, size_t{0});
+}
+
+TEST(caching_a_block_recorded_on_several_streams_waits_for_each) {
+  Fixture f;
+  void* a = f.allocator->allocate(4 * MiB, kDefault);
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->record_stream(a, kStream2));
+  CHECK(f.allocator->record_stream(a, kStream1));  // once per stream
+  CHECK(f.allocator->free(a));
+  CHECK_EQ(f.device->events_recorded, 2);
+  f.device->finish(kStream2);
+  void* b = f.allocator->allocate(4 * MiB, kDefault);
+  CHECK(b != a);  // stream 1's work is still queued
+  f.device->finish(kStream1);
+  CHECK(f.allocator->free(b));
+  void* c = f.allocator->allocate(4 * MiB, kDefault);
+  CHECK(c == a || c == b);
+  void* d = f.allocator->allocate(4 * MiB, kDefault);
+  CHECK((d == a || d == b) && d != c);
+  CHECK_EQ(f.stats().allocated_bytes, 8 * MiB);
+  CHECK_EQ(f.device->allocs, 1);  // both from the one 20 MiB segment
+  CHECK_EQ(f.device->events.size(), size_t{0});
+  // A block allocated again starts without the streams its previous tensor was used on.
+  CHECK(f.allocator->free(c));
+  CHECK_EQ(f.device->events_recorded, 2);
+  CHECK(f.allocator->free(d));
+}
+
+TEST(caching_recording_the_allocation_stream_is_a_no_op) {
+  Fixture f;
+  void* a = f.allocator->allocate(1000, kStream1);
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->free(a));
+  CHECK_EQ(f.device->events_recorded, 0);
+  CHECK_EQ(f.allocator->allocate(1000, kStream1), a);  // reused at once
+  int local = 0;
+  CHECK(!f.allocator->record_stream(&local, kStream1));  // not a block of the allocator
+  CHECK(!f.allocator->record_stream(at(a) + 512, kStream2));  // nor inside one
+}
+
+TEST(caching_empty_cache_waits_for_pending_blocks_and_gives_their_segments_back) {
+  Fixture f;
+  void* a = f.allocator->allocate(1000, kDefault);
+  void* b = f.allocator->allocate(3 * MiB, kDefault);
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->record_stream(b, kStream2));
+  CHECK(f.allocator->free(a) && f.allocator->free(b));
+  CHECK_EQ(f.stats().allocated_bytes, 3 * MiB + 1024);
+  CHECK_EQ(f.stats().reserved_bytes, 22 * MiB);
+  f.allocator->empty_cache();
+  CHECK_EQ(f.device->events_waited, 2);
+  CHECK_EQ(f.device->events.size(), size_t{0});
+  CHECK_EQ(f.stats().allocated_bytes, size_t{0});
+  CHECK_EQ(f.stats().reserved_bytes, size_t{0});
+  CHECK_EQ(f.device->frees, 2);
+  CHECK_EQ(f.device->live_bytes, size_t{0});
+}
+
+TEST(caching_out_of_memory_waits_for_pending_blocks_before_it_fails) {
+  Fixture f(21 * MiB);
+  void* a = f.allocator->allocate(1000, kDefault);  // 2 MiB segment
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->free(a));
+  void* big = f.allocator->allocate(3 * MiB, kDefault);  // fits once a's segment is given back
+  CHECK(big != nullptr);
+  CHECK_EQ(f.device->events_waited, 1);
+  CHECK_EQ(f.device->frees, 1);
+  CHECK_EQ(f.stats().allocated_bytes, 3 * MiB);
+  CHECK_EQ(f.stats().reserved_bytes, 20 * MiB);
+}
+
+TEST(caching_a_pending_block_stays_out_of_its_neighbours_merges) {
+  Fixture f;
+  void* a = f.allocator->allocate(1000, kDefault);
+  void* b = f.allocator->allocate(1000, kDefault);
+  void* c = f.allocator->allocate(1000, kDefault);
+  CHECK(f.allocator->record_stream(b, kStream1));
+  CHECK(f.allocator->free(b));
+  CHECK(f.allocator->free(a));
+  CHECK(f.allocator->free(c));
+  void* d = f.allocator->allocate(2048, kDefault);
+  CHECK_EQ(d, c);  // a's 1 KiB is too small: the pending b lies between it and c's free space
+  f.device->finish(kStream1);
+  void* e = f.allocator->allocate(2048, kDefault);
+  CHECK_EQ(e, a);  // b came back and merged with a
+  CHECK(f.allocator->free(d) && f.allocator->free(e));
+  CHECK_EQ(f.stats().allocated_bytes, size_t{0});
+  f.allocator->empty_cache();
+  CHECK_EQ(f.device->live_bytes, size_t{0});
+}
+
+TEST(caching_the_allocator_destroys_the_events_of_pending_blocks_when_destroyed) {
+  Fixture f;
+  void* a = f.allocator->allocate(1000, kDefault);
+  void* b = f.allocator->allocate(1000, kDefault);  // b's segment head is a: not a head itself
+  CHECK(f.allocator->record_stream(a, kStream1));
+  CHECK(f.allocator->record_stream(b, kStream2));
+  CHECK(f.allocator->free(a) && f.allocator->free(b));
+  CHECK_EQ(f.device->events.size(), size_t{2});
+  f.allocator.reset();
+  CHECK_EQ(f.device->events.size(), size_t{0});
+  CHECK_EQ(f.device->live.size(), size_t{0});
 }

@@ -1,5 +1,6 @@
 """opdispatch.cuda's memory and streams: the caching allocator's figures, empty_cache, running
-out of memory, synchronize, Stream and the stream context.
+out of memory (a huge request, and real pressure: the device filled), synchronize, Stream and
+the stream context, Tensor.record_stream.
 
 The tests of a machine without a device run everywhere and check that the memory figures are 0
 and that streams raise opdispatch.Error; the others need a GPU and skip without one
@@ -7,12 +8,14 @@ and that streams raise opdispatch.Error; the others need a GPU and skip without 
 fake device (csrc/tests/test_caching_allocator.cpp).
 """
 import gc
+import os
 import threading
 
 import numpy as np
 import pytest
 
 MiB = 1 << 20
+GiB = 1 << 30
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +33,16 @@ def no_device(opdispatch):
 
 def no_device_message(built):
     return "CUDA: no CUDA device is available (" if built else "built without CUDA"
+
+
+def format_bytes(n):
+    """As the allocator's messages write sizes: "512 bytes", "1.50 MiB"."""
+    if n < 1024:
+        return f"{n} byte" if n == 1 else f"{n} bytes"
+    value, units = n / 1024, ["KiB", "MiB", "GiB", "TiB", "PiB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:.2f} {units[0]}"
 
 
 def settle(od):
@@ -221,3 +234,119 @@ def test_memory_freed_on_a_stream_is_cached_for_that_stream(cuda):
         del y
     s.synchronize()
     assert cuda.cuda.memory_allocated() == allocated
+
+
+# ----- record_stream -----
+
+def test_record_stream_of_a_cpu_tensor_raises(opdispatch):
+    t = opdispatch.empty([4])
+    with pytest.raises(opdispatch.Error) as info:
+        t.record_stream(opdispatch.Stream("cuda:0", 0))
+    assert "could not run aten::record_stream with dispatch key CPU" in str(info.value)
+    with pytest.raises(TypeError):
+        t.record_stream(0)  # not a stream
+
+
+def test_od_cuda_streams_are_opdispatch_streams(cuda):
+    s = cuda.cuda.Stream()
+    assert isinstance(s, cuda.Stream) and isinstance(cuda.cuda.current_stream(), cuda.Stream)
+    assert (s.device, s.id) == ("cuda:0", s.cuda_stream)
+    assert s == cuda.Stream("cuda:0", s.cuda_stream)
+    assert cuda.cuda.default_stream().id == 0
+
+
+def test_record_stream_on_a_side_stream_keeps_the_memory_until_that_work_is_done(cuda):
+    settle(cuda)
+    cuda.cuda.empty_cache()
+    values = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: a small-pool block
+    x = cuda.from_numpy(values).to("cuda")  # allocated on the default stream
+    ptr = x.untyped_storage().data_ptr()
+    s = cuda.cuda.Stream()
+    cuda.cuda.default_stream().synchronize()  # s does not wait for the default stream by itself
+    with cuda.cuda.stream(s):
+        y = x * 2 + 1  # reads x on s
+    x.record_stream(s)
+    x.record_stream(cuda.cuda.current_stream())  # the allocation stream: nothing to record
+    allocated = cuda.cuda.memory_allocated()
+    del x
+    # Pending until s's work up to the free is done: still counted as allocated.
+    assert cuda.cuda.memory_allocated() == allocated
+    s.synchronize()
+    device_allocs = cuda.cuda.memory_stats()["device_allocs"]
+    z = cuda.from_numpy(-values).to("cuda")  # s is done: x's block is free again
+    assert z.untyped_storage().data_ptr() == ptr
+    assert cuda.cuda.memory_stats()["device_allocs"] == device_allocs
+    assert cuda.cuda.memory_allocated() == allocated
+    np.testing.assert_array_equal(y.to("cpu").numpy(), values * 2 + 1)
+    np.testing.assert_array_equal(z.to("cpu").numpy(), -values)
+    del y, z
+    s.synchronize()
+
+
+def test_empty_cache_waits_for_pending_blocks_and_gives_them_back(cuda):
+    settle(cuda)
+    cuda.cuda.empty_cache()
+    allocated, reserved = cuda.cuda.memory_allocated(), cuda.cuda.memory_reserved()
+    s = cuda.cuda.Stream()
+    x = cuda.empty([16 * MiB], dtype=cuda.float32, device="cuda")  # 64 MiB: a segment of its own
+    with s:
+        x.fill_(1.0)
+    x.record_stream(s)  # an od.cuda.Stream, or the opdispatch.Stream it is
+    x.record_stream(cuda.Stream("cuda", s.cuda_stream))
+    del x
+    assert cuda.cuda.memory_allocated() == allocated + 64 * MiB  # pending
+    cuda.cuda.empty_cache()
+    assert (cuda.cuda.memory_allocated(), cuda.cuda.memory_reserved()) == (allocated, reserved)
+
+
+def test_record_stream_of_a_stream_that_is_not_one_raises(cuda):
+    x = cuda.empty([4], device="cuda")
+    for stream, message in [
+            (cuda.Stream("cpu", 0), "record_stream: the stream is on cpu, not on the tensor's device cuda"),
+            (cuda.Stream("cuda:1", 0), "the stream is on cuda:1, not on the tensor's device cuda"),
+            (cuda.Stream("cuda:0", 12345), "is not a stream of this process"),
+            (cuda.Stream("cuda:0", -1), "is not a stream of this process")]:
+        with pytest.raises(cuda.Error) as info:
+            x.record_stream(stream)
+        assert message in str(info.value), str(info.value)
+    s = cuda.cuda.Stream()
+    handle = s.cuda_stream
+    del s  # destroyed: its handle names no stream any more
+    gc.collect()
+    with pytest.raises(cuda.Error, match="is not a stream of this process"):
+        x.record_stream(cuda.Stream("cuda:0", handle))
+
+
+# ----- with a device: running out of memory for real -----
+
+def test_filling_the_device_raises_out_of_memory_and_empty_cache_recovers(cuda):
+    if os.environ.get("CUDA_EMULATOR") == "1":
+        pytest.skip("the emulator's device memory is the host's: filling it would fill the machine")
+    settle(cuda)
+    cuda.cuda.empty_cache()
+    reserved = cuda.cuda.memory_reserved()
+    held, message = [], None
+    try:
+        for _ in range(64):  # 4 GiB each: 256 GiB at most
+            try:
+                held.append(cuda.empty([GiB], dtype=cuda.float32, device="cuda"))
+            except cuda.Error as error:
+                message = str(error)
+                break
+        if message is None:
+            pytest.skip("the device holds 256 GiB more")
+        # The figures at the failure, as the allocator left them (the cache emptied to retry).
+        allocated_now, reserved_now, count = cuda.cuda.memory_allocated(), cuda.cuda.memory_reserved(), len(held)
+    finally:
+        del held[:]
+        cuda.cuda.empty_cache()
+    assert message.startswith("CUDA out of memory: tried to allocate 4.00 GiB; "), message
+    assert f"; {format_bytes(allocated_now)} allocated, {format_bytes(reserved_now)} reserved by the caching allocator" \
+        in message, message
+    assert reserved_now >= allocated_now >= count * 4 * GiB
+    assert cuda.cuda.memory_reserved() == reserved  # every 4 GiB segment went back
+    again = cuda.empty([GiB], dtype=cuda.float32, device="cuda")  # the device has room again
+    del again
+    cuda.cuda.empty_cache()
+    a = cuda.tensor([1.0, 2.0, 3.0]).to("cuda")
+    assert (a * 2).to("cpu").numpy().tolist() == [2.0, 4.0, 6.0]

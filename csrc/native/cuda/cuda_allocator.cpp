@@ -42,6 +42,34 @@ class CudaDeviceMemory final : public DeviceMemoryBackend {
 
   // Kernels queued on any stream may still read or write the segments about to go.
   void before_release() override { OP_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+  // record_stream's events only order work: no timing, which makes them cheaper.
+  void* record_event(const void* stream) override {
+    cudaEvent_t event = nullptr;
+    OP_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    const cudaError_t status = cudaEventRecord(event, static_cast<cudaStream_t>(const_cast<void*>(stream)));
+    if (status != cudaSuccess) {
+      cudaEventDestroy(event);
+      fail_call(status, "cudaEventRecord");
+    }
+    return event;
+  }
+
+  bool event_done(void* event) override {
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: the work is still running
+      return false;
+    }
+    OP_CUDA_CHECK(status);
+    return true;
+  }
+
+  void wait_event(void* event) override { OP_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
+
+  void destroy_event(void* event) noexcept override {
+    if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+  }
 };
 
 // Leaked: tensors in static storage die after any static destructor would have run. Making it
@@ -51,7 +79,8 @@ CachingAllocator& pool() {
   return *allocator;
 }
 
-// A deleter: never throws, and calls no CUDA function (the block stays cached).
+// A deleter: never throws, and calls no CUDA function (the block stays cached) unless
+// record_stream marked the block: then it records an event on each marked stream.
 void free_block(void* ptr) { pool().free(ptr); }
 
 // OPDISPATCH_CUDA_NO_CACHING=1: every tensor is a cudaMalloc of exactly its bytes, freed when the
@@ -110,5 +139,13 @@ CachingAllocatorStats memory_stats() { return pool().stats(); }
 void reset_peak_memory_stats() { pool().reset_peak(); }
 
 void empty_cache() { pool().empty_cache(); }
+
+void record_stream(void* ptr, StreamHandle stream) {
+  // Uncached, a tensor's cudaFree waits for the whole device: no later tensor can meet work
+  // still queued on `stream`.
+  if (caching_disabled()) return;
+  // Memory not from the pool (from_blob-like storage) is not the allocator's to hold back.
+  pool().record_stream(ptr, stream);
+}
 
 }  // namespace op::cuda

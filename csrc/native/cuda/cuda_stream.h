@@ -16,6 +16,9 @@ StreamHandle set_current_stream(StreamHandle stream);
 // A new stream that does not synchronize with the legacy default stream (cudaStreamNonBlocking).
 StreamHandle create_stream();
 void destroy_stream(StreamHandle stream);
+// True for the default stream (nullptr) and for a stream create_stream() made and
+// destroy_stream() has not destroyed yet: a handle from Python is checked before use.
+bool is_live_stream(StreamHandle stream);
 
 // Blocks the host until the work queued on `stream` has finished.
 void synchronize_stream(StreamHandle stream);

@@ -13,6 +13,7 @@
     s = opdispatch.cuda.Stream()            # a new stream
     with opdispatch.cuda.stream(s):         # (or `with s:`) kernels, copies and allocations go on s
         y = x * 2
+    x.record_stream(s)                      # x's memory is not reused before s's work is done
     s.synchronize()
     opdispatch.cuda.current_stream(), opdispatch.cuda.default_stream()
 
@@ -82,7 +83,7 @@ def synchronize() -> None:
 
 # ----- streams -----
 
-class Stream:
+class Stream(_C.Stream):
     """A CUDA stream: a queue of device work that runs in order.
 
     Stream() makes a new stream that does not synchronize with the default stream
@@ -91,18 +92,24 @@ class Stream:
     wrap the same stream. `with s:` makes s the calling thread's current stream, as
     `with opdispatch.cuda.stream(s):` does. A stream made here is destroyed with its object,
     after the work queued on it has finished.
+
+    It is an opdispatch.Stream (device 'cuda:0', id: the cudaStream_t), so operators with a
+    Stream argument take it: `x.record_stream(s)`.
     """
 
-    __slots__ = ("_handle", "_owned", "_previous", "__weakref__")
+    __slots__ = ("_handle", "_owned", "_previous")
 
     def __init__(self):
-        self._handle = int(_C._cuda_create_stream())
+        handle = int(_C._cuda_create_stream())
+        super().__init__("cuda:0", handle)
+        self._handle = handle
         self._owned = True
         self._previous = {}  # thread id -> the streams `with self:` replaced there, innermost last
 
     @classmethod
     def _wrap(cls, handle: int) -> "Stream":
         stream = cls.__new__(cls)
+        _C.Stream.__init__(stream, "cuda:0", int(handle))
         stream._handle, stream._owned, stream._previous = int(handle), False, {}
         return stream
 
@@ -131,7 +138,9 @@ class Stream:
             del self._previous[threading.get_ident()]
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Stream) and other._handle == self._handle
+        if isinstance(other, Stream):
+            return other._handle == self._handle
+        return _C.Stream.__eq__(self, other)  # an opdispatch.Stream: the same device and id
 
     def __hash__(self) -> int:
         return hash(self._handle)

@@ -30,6 +30,7 @@ struct dim3 {
 extern dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 
 enum cudaError_t {
   cudaSuccess = 0,
@@ -53,6 +54,8 @@ enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 
 #define cudaStreamDefault 0x00
 #define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventDisableTiming 0x02
 #define cudaHostAllocDefault 0x00
 #define cudaHostAllocMapped 0x02
 
@@ -81,6 +84,11 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
 }
 
 namespace cuda_emulator {
