@@ -15,6 +15,11 @@ AccumulateGrad::AccumulateGrad(TensorBase variable)
   add_input_metadata(variable_);
 }
 
+const HookList<TensorHook>* AccumulateGrad::leaf_hooks() const {
+  const AutogradMeta* meta = get_autograd_meta(variable_);
+  return meta != nullptr ? meta->hooks.get() : nullptr;
+}
+
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   OP_CHECK(grads.size() == 1, name(), ": expected 1 gradient, got ", grads.size());
   TensorBase incoming = std::move(grads[0]);

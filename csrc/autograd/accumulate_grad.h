@@ -18,6 +18,7 @@ struct AccumulateGrad : Node {
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
 
   const TensorBase& variable() const { return variable_; }
+  const HookList<TensorHook>* leaf_hooks() const override;
 
  private:
   TensorBase variable_;  // the leaf (it holds this node only weakly: no cycle)

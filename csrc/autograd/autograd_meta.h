@@ -32,6 +32,8 @@ struct AutogradMeta : AutogradMetaInterface {
   std::weak_ptr<Node> grad_accumulator;  // the leaf's AccumulateGrad while a graph holds it
   uint32_t output_nr = 0;
   std::unique_ptr<ViewMeta> view;  // set by as_view (autograd/views.h) on a view of a base
+  std::shared_ptr<HookList<TensorHook>> hooks;  // a leaf's register_hook hooks (a non-leaf's are on its grad_fn)
+  bool retains_grad = false;                   // retain_grad() was called (autograd/hooks.h)
 };
 
 // The tensor's meta, or null (get) / made on first use (materialize).

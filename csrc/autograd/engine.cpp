@@ -142,10 +142,17 @@ variable_list run_backward(const edge_list& roots, const variable_list& grad_out
       buffers.erase(buffered);
     }
     inputs.resize(std::max(inputs.size(), node->num_inputs()));
+    run_tensor_hooks(*node, inputs);  // before capture: grad() returns what the hooks made, as PyTorch's does
     capture(node, inputs);
     if (!runs(node)) continue;
+    if (outputs.empty()) run_retains_grad(*node, inputs);
+    run_pre_hooks(*node, inputs);
 
+    const NodeHooks* hooks = node->hooks_if_any();
+    const bool post_hooks = hooks != nullptr && !hooks->post.empty();
+    variable_list given = post_hooks ? inputs : variable_list();
     variable_list grads = node->apply(std::move(inputs));
+    if (post_hooks) run_post_hooks(*node, grads, given);
     if (!keep_graph) node->release_variables();
     OP_CHECK(grads.size() == node->num_outputs() || grads.empty(), "Function ", node->name(),
              " returned an incorrect number of gradients (expected ", node->num_outputs(), ", got ", grads.size(),

@@ -17,6 +17,11 @@ Node::Node(uint64_t sequence_nr, edge_list next_edges)
 
 uint64_t Node::peek_next_sequence_nr() { return next_sequence_nr; }
 
+const std::shared_ptr<NodeHooks>& Node::hooks() {
+  if (!hooks_) hooks_ = std::make_shared<NodeHooks>();
+  return hooks_;
+}
+
 Node::~Node() {
   // A derived node's members (its saved variables) are gone by now; what keeps the chain alive is
   // the edges. Move them onto a stack and release nodes one at a time: a node whose only owner is

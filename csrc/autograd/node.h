@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/hooks.h"
 #include "core/tensor.h"
 
 namespace op::autograd {
@@ -74,10 +75,18 @@ struct Node : std::enable_shared_from_this<Node> {
   // The value the next node gets (for tests and the engine's checks).
   static uint64_t peek_next_sequence_nr();
 
+  // Its hooks (autograd/hooks.h), made on first use; null until then, so a node without hooks
+  // costs the engine one pointer test.
+  const std::shared_ptr<NodeHooks>& hooks();
+  const NodeHooks* hooks_if_any() const { return hooks_.get(); }
+  // A leaf's tensor hooks, for the node that receives its gradient (AccumulateGrad).
+  virtual const HookList<TensorHook>* leaf_hooks() const { return nullptr; }
+
  private:
   uint64_t sequence_nr_;
   edge_list next_edges_;
   std::vector<InputMetadata> input_metadata_;
+  std::shared_ptr<NodeHooks> hooks_;
 };
 
 // The edge that a gradient for each of `tensors` flows along (grad_fn and output number, or a

@@ -69,7 +69,7 @@ void set_grad_from(const TensorBase& t, py::handle value) {
 }
 
 py::object grad_of(const TensorBase& t) {
-  if (!ag::is_leaf(t) &&
+  if (!ag::is_leaf(t) && !ag::retains_grad(t) &&
       PyErr_WarnEx(PyExc_UserWarning,
                    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                    "won't be populated during autograd.backward(). If you access the non-leaf Tensor by mistake, "

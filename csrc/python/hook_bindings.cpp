@@ -1,0 +1,108 @@
+// Autograd hooks from Python (csrc/autograd/hooks.h): Tensor.register_hook, retain_grad and
+// retains_grad, Node.register_hook and Node.register_prehook, and the handle each registration
+// returns (remove(), or a `with` block). The engine runs without the GIL, possibly on another
+// thread: each hook takes the GIL for its call, and the callable is released under it.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "autograd/autograd_meta.h"
+#include "autograd/hooks.h"
+#include "autograd/node.h"
+#include "python/bindings.h"
+#include "python/tensor_object.h"
+
+namespace opy {
+
+namespace {
+
+namespace ag = op::autograd;
+using op::TensorBase;
+
+// A Python callable held by C++ code that may drop it without the GIL.
+std::shared_ptr<py::object> hold(py::function fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+TensorBase tensor_or_undefined(const py::object& value, const char* what) {
+  if (value.is_none()) return TensorBase();
+  const TensorBase* t = as_tensor(value);
+  if (t == nullptr) throw py::type_error(std::string(what) + " must return a Tensor or None, not " + python_type_name(value));
+  return *t;
+}
+
+py::tuple as_tuple(const ag::variable_list& tensors) {
+  py::tuple out(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) out[i] = tensors[i].defined() ? wrap_tensor(tensors[i]) : py::none();
+  return out;
+}
+
+// None keeps the gradients; otherwise a sequence of Tensors or None, one per gradient.
+std::optional<ag::variable_list> replacement(const py::object& result, const char* what) {
+  if (result.is_none()) return std::nullopt;
+  if (!py::isinstance<py::sequence>(result) || py::isinstance<py::str>(result))
+    throw py::type_error(std::string(what) + " must return None or a tuple of Tensors or None, not " +
+                         python_type_name(result));
+  ag::variable_list out;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(result))
+    out.push_back(tensor_or_undefined(py::reinterpret_borrow<py::object>(item), what));
+  return out;
+}
+
+ag::TensorHook tensor_hook(py::function fn) {
+  return [held = hold(std::move(fn))](const TensorBase& grad) {
+    py::gil_scoped_acquire gil;
+    return tensor_or_undefined((*held)(wrap_tensor(grad)), "a tensor hook");
+  };
+}
+
+ag::NodePreHook node_prehook(py::function fn) {
+  return [held = hold(std::move(fn))](const ag::variable_list& grad_outputs) {
+    py::gil_scoped_acquire gil;
+    return replacement((*held)(as_tuple(grad_outputs)), "a node's pre-hook");
+  };
+}
+
+ag::NodePostHook node_posthook(py::function fn) {
+  return [held = hold(std::move(fn))](const ag::variable_list& grad_inputs, const ag::variable_list& grad_outputs) {
+    py::gil_scoped_acquire gil;
+    return replacement((*held)(as_tuple(grad_inputs), as_tuple(grad_outputs)), "a node's hook");
+  };
+}
+
+}  // namespace
+
+void init_hooks(py::module_& m) {
+  py::class_<ag::HookHandle>(m, "RemovableHandle", "What registering a hook returns: remove() takes the hook out.")
+      .def("remove", &ag::HookHandle::remove, "Takes the hook out (again: nothing).")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](ag::HookHandle& handle, py::args) { handle.remove(); });
+
+  auto tensor = py::reinterpret_borrow<py::class_<TensorBase>>(m.attr("Tensor"));
+  tensor
+      .def("register_hook", [](const TensorBase& t, py::function hook) {
+        return ag::register_tensor_hook(t, tensor_hook(std::move(hook)));
+      }, py::arg("hook"),
+           "hook(grad) -> Tensor or None runs when this tensor's gradient is computed, before it is used; a Tensor "
+           "it returns replaces the gradient. Hooks run in registration order.")
+      .def("retain_grad", [](const TensorBase& t) { ag::retain_grad(t); },
+           "Keeps this non-leaf's gradient in .grad at each backward() (leaves always do).")
+      .def_property_readonly("retains_grad", [](const TensorBase& t) { return ag::retains_grad(t); },
+                             "True once retain_grad() was called on this non-leaf.");
+
+  auto node = py::reinterpret_borrow<py::class_<ag::Node, std::shared_ptr<ag::Node>>>(m.attr("Node"));
+  node.def("register_hook", [](const std::shared_ptr<ag::Node>& self, py::function hook) {
+        return ag::register_node_posthook(self, node_posthook(std::move(hook)));
+      }, py::arg("hook"),
+           "hook(grad_inputs, grad_outputs) -> tuple or None runs after the node computed the gradients of its "
+           "inputs; a tuple it returns replaces grad_inputs.")
+      .def("register_prehook", [](const std::shared_ptr<ag::Node>& self, py::function hook) {
+        return ag::register_node_prehook(self, node_prehook(std::move(hook)));
+      }, py::arg("hook"),
+           "hook(grad_outputs) -> tuple or None runs before the node; a tuple it returns replaces grad_outputs.");
+}
+
+}  // namespace opy
