@@ -19,11 +19,13 @@ from collections.abc import Sequence
 from opdispatch import _C
 from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from opdispatch.gradcheck import GradcheckError, gradcheck  # noqa: F401
+from opdispatch import function  # noqa: F401 - od.autograd.function.once_differentiable, as in torch
+from opdispatch.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 Node = _C.Node
 
-__all__ = ["GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck",
+           "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
 
 
 def _as_tuple(value, what: str) -> tuple:
