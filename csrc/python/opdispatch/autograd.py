@@ -14,6 +14,7 @@ Misuse raises opdispatch.Error in PyTorch's words.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from opdispatch import _C
@@ -21,6 +22,8 @@ from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad
 from opdispatch.gradcheck import GradcheckError, gradcheck  # noqa: F401
 from opdispatch import function  # noqa: F401 - od.autograd.function.once_differentiable, as in torch
 from opdispatch.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+
+sys.modules[__name__ + ".function"] = function  # `from opdispatch.autograd.function import ...` works too
 
 Node = _C.Node
 
