@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import weakref
 
 import numpy as np
 import pytest
@@ -203,6 +204,29 @@ def test_setup_context_style(opdispatch):
     x = _f64(od, 4)
     assert od.autograd.gradcheck(Cube.apply, (x,))
     assert od.autograd.gradcheck(lambda t: Cube.apply(t, power=2), (x,))
+
+
+def test_the_ctx_lives_as_long_as_the_graph(opdispatch, fns):
+    od = opdispatch
+    contexts = []
+
+    class Probe(od.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            contexts.append(weakref.ref(ctx))
+            return fns.Exp.forward(ctx, x)  # saves its output: no cycle through the node
+
+        backward = fns.Exp.backward
+
+    x = od.tensor([1.0, 2.0], requires_grad=True)
+    y = Probe.apply(x)
+    assert contexts[0]() is not None
+    del y
+    assert contexts[0]() is None
+    y = Probe.apply(x)
+    y.sum().backward()
+    del y
+    assert contexts[1]() is None
 
 
 # ----- ctx -----------------------------------------------------------------------------------------

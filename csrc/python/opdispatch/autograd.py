@@ -9,7 +9,8 @@ engine in csrc/autograd/.
 
 Tensor attributes (bound in C++, autograd_bindings.cpp): requires_grad (settable),
 requires_grad_(), grad (settable), grad_fn, is_leaf, detach(), _version; Tensor.backward is
-installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py.
+installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py,
+custom Functions (Function, once_differentiable) in function.py.
 Misuse raises opdispatch.Error in PyTorch's words.
 """
 from __future__ import annotations
