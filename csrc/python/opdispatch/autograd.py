@@ -9,21 +9,27 @@ engine in csrc/autograd/.
 
 Tensor attributes (bound in C++, autograd_bindings.cpp): requires_grad (settable),
 requires_grad_(), grad (settable), grad_fn, is_leaf, detach(), _version; Tensor.backward is
-installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py.
+installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py,
+custom Functions (Function, once_differentiable) in function.py.
 Misuse raises opdispatch.Error in PyTorch's words.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from opdispatch import _C
 from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from opdispatch.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from opdispatch import function  # noqa: F401 - od.autograd.function.once_differentiable, as in torch
+from opdispatch.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+
+sys.modules[__name__ + ".function"] = function  # `from opdispatch.autograd.function import ...` works too
 
 Node = _C.Node
 
-__all__ = ["GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck",
+           "gradgradcheck", "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
 
 
 def _as_tuple(value, what: str) -> tuple:
