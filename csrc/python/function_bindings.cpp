@@ -55,7 +55,8 @@ struct PyFunctionNode final : ag::Node {
         grads[i] = zeros_for_[i]->zeros();  // set_materialize_grads(True): None becomes zeros
       given[i] = wrap_tensor(grads[i]);
     }
-    py::object result = ctx_->attr("_run_backward")(given);
+    // The node goes along: saved outputs unpack with it as their grad_fn under create_graph.
+    py::object result = ctx_->attr("_run_backward")(given, py::cast(shared_from_this()));
     ag::variable_list out;
     for (py::handle item : py::reinterpret_borrow<py::sequence>(result)) {
       if (item.is_none()) {
@@ -182,9 +183,12 @@ void init_function(py::module_& m) {
              return ag::SavedVariable(*t, is_output);
            }),
            py::arg("tensor"), py::arg("node"))
-      .def("unpack", [](const ag::SavedVariable& saved, const std::string& saved_for) {
-        return wrap_tensor(saved.unpack(saved_for));
-      }, py::arg("saved_for") = "")
+      .def("unpack", [](const ag::SavedVariable& saved, const std::string& saved_for,
+                        const std::shared_ptr<ag::Node>& node) {
+        // With the node running backward, a saved output comes back with its history when grad
+        // mode is on (create_graph), as a generated node's does.
+        return wrap_tensor(node ? saved.unpack(*node) : saved.unpack(saved_for));
+      }, py::arg("saved_for") = "", py::arg("node") = nullptr)
       .def("reset", &ag::SavedVariable::reset);
 }
 

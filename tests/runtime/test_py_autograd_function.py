@@ -589,3 +589,50 @@ def test_a_function_on_lazy_tensors_records_its_forward_and_backward_as_ir(lazy_
     ops = [line.split(" = ", 1)[1].split("(", 1)[0] for line in facts["ir"].splitlines() if " = " in line]
     assert ops.count("aten::exp") == 1 and "aten::mul.Tensor" in ops  # forward's exp, backward's grad * y
     np.testing.assert_allclose(facts["grad"], 2 * np.exp([2.0, 4.0]), rtol=1e-5)
+
+
+# --- second order ----------------------------------------------------------------------------------
+
+
+def test_a_function_saving_its_output_is_differentiated_twice(opdispatch):
+    od = opdispatch
+
+    class Exp(od.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors  # under create_graph: y with this node as its grad_fn
+            return grad * y
+
+    x = od.tensor([0.5, -1.0], dtype=od.float64, requires_grad=True)
+    assert od.autograd.gradgradcheck(Exp.apply, (x,))
+
+
+def test_once_differentiable_raises_when_its_result_is_differentiated(opdispatch):
+    od = opdispatch
+    from opdispatch.autograd.function import once_differentiable
+
+    class Square(od.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = od.tensor([1.0, 2.0], dtype=od.float64, requires_grad=True)
+    v = od.tensor([1.0, 1.0], dtype=od.float64, requires_grad=True)  # a grad_output with history
+    (g,) = od.autograd.grad(Square.apply(x), [x], v, create_graph=True)
+    assert g.detach().numpy().tolist() == [2.0, 4.0]
+    with pytest.raises(od.Error, match="trying to differentiate twice a function that was marked with "
+                                       "@once_differentiable"):
+        g.sum().backward()  # reaches the node that stands for the backward's own derivative

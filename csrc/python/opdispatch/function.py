@@ -40,6 +40,7 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self._to_save = ()
         self._saved = None  # the _C._SavedVariables, made once the outputs have their history
+        self._running = None  # the node while its backward runs (saved outputs unpack with it)
         self._dirty = ()
         self._non_differentiable = ()
         self._materialize_grads = True
@@ -57,7 +58,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         if self._saved is None:  # still in forward: what was given
             return tuple(self._to_save)
-        return tuple(saved.unpack(self._name) for saved in self._saved)
+        return tuple(saved.unpack(self._name, self._running) for saved in self._saved)
 
     def mark_dirty(self, *tensors) -> None:
         """The forward changed these inputs in place and returns them: they get this node as history."""
@@ -79,10 +80,15 @@ class FunctionCtx:
         for saved in self._saved or ():
             saved.reset()
 
-    def _run_backward(self, grads: tuple) -> list:
+    def _run_backward(self, grads: tuple, node) -> list:
         """The user's backward on the gradients of the outputs; its results checked and reduced to
-        those of the tensor inputs (the node's edges)."""
-        result = _backward_of(self._function)(self, *grads)
+        those of the tensor inputs (the node's edges). `node` is held only while backward runs
+        (the node holds this ctx)."""
+        self._running = node
+        try:
+            result = _backward_of(self._function)(self, *grads)
+        finally:
+            self._running = None
         if not isinstance(result, tuple):
             result = (result,)
         expected = len(self._input_is_tensor)
@@ -196,8 +202,12 @@ def once_differentiable(backward):
         if not is_grad_enabled() or not any(isinstance(g, _C.Tensor) and g.requires_grad for g in grads):
             return results
         single = not isinstance(results, tuple)
+        # The results were computed under no_grad: aliases that require grad give the erring node
+        # its edges, so differentiating through them reaches it (PyTorch does the same).
+        aliases = [r.detach().requires_grad_() if isinstance(r, _C.Tensor) and r.dtype.is_floating_point else r
+                   for r in ((results,) if single else results)]
         wrapped = _DelayedError.apply("trying to differentiate twice a function that was marked with "
-                                      "@once_differentiable", *((results,) if single else results))
+                                      "@once_differentiable", *aliases)
         return wrapped[0] if single else wrapped
 
     return wrapper
