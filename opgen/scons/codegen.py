@@ -272,12 +272,14 @@ def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
     return [first, missing] if missing else [first]
 
 
-def _codegen(env, model, out_dir, config=None, node_per_file=True, groups=None):
-    """``groups``: only these operator groups (a selective build, e.g. env.OpgenSelection(...).groups);
-    None: every group of the model."""
+def _codegen(env, model, out_dir, config=None, node_per_file=True, groups=None, listed=None):
+    """``groups``: only these operator groups (a selective build, e.g. env.OpgenSelection(...).generated);
+    None: every group of the model. ``listed``: the groups the umbrella headers list (a selective
+    build's registered ones, OperatorSelection.groups); None: every group generated."""
     out = env.Dir(out_dir)
     session = _session(env, "scons")
-    plan = CodegenPlan(out.abspath, [in_tree_section(model, config or CodegenConfig(), session.cache, groups)], session)
+    section = in_tree_section(model, config or CodegenConfig(), session.cache, groups, listed=listed)
+    plan = CodegenPlan(out.abspath, [section], session)
     return _declare(env, out, plan, node_per_file, selective=groups is not None)
 
 

@@ -247,7 +247,8 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     selected = _selected(env, name, ops, model, config, codegen, kernels, runtime)
     if codegen is None:
         codegen = env.OpgenCodegen(model, gen_dir, config=selected.config(config) if selected else config,
-                                   groups=selected.generated if selected else None)
+                                   groups=selected.generated if selected else None,
+                                   listed=selected.groups if selected else None)
     if selected is not None:
         kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch)

@@ -1,7 +1,8 @@
 """Selective builds in SCons: an operator selection file read, checked and closed (opgen/selection).
 
     selected = env.OpgenSelection("ops.yaml", model, config, sources=..., runtime_sources=...)
-    codegen = env.OpgenCodegen(model, "build/gen", config=selected.config(config), groups=selected.generated)
+    codegen = env.OpgenCodegen(model, "build/gen", config=selected.config(config), groups=selected.generated,
+                               listed=selected.groups)
 
 loads the selection (torchgen's selection yaml or a plain list; a bad one stops the build with
 its FILE:LINE errors and exit status 2), prints its warnings, closes it over the model (what
