@@ -12,8 +12,9 @@ it:
 * the groups a structured function delegates to;
 * hand-written sources: one implementing a kept group is compiled, so the groups it calls are
   kept; the runtime's sources and support code (sources implementing no group) are always
-  compiled, so the groups they call are always kept; an umbrella header included by a compiled
-  source keeps every group.
+  compiled, so the groups they call, and those whose native kernels a runtime source names
+  (``ops/<g>_native.h``: a backend's autograd kernels call them), are always kept; an umbrella
+  header included by a compiled source keeps every group.
 
 A compiled source's *other* groups (``unary_ops.cpp`` compiled for ``clamp`` also implements
 ``cos``) are only *declared*: their headers are generated, since the source includes them, but
@@ -45,8 +46,8 @@ class ReasonKind(Enum):
     STRUCTURED = "structured"            # a function of another group delegates to one of its out=
     GENERATED = "generated"              # another group's generated code calls it
     CALLED_BY_SOURCE = "called"          # a compiled kernel source calls it
-    # Not reasons to keep a group any more (the closure is by operator: such groups are only
-    # declared, Closure.declared); kept so that callers naming them still import.
+    # Not a reason to keep a group any more (the closure is by operator: such groups are only
+    # declared, Closure.declared); kept so that callers naming it still import.
     IMPLEMENTED_BESIDE = "beside"        # a compiled kernel source implements it too
     RUNTIME_CALL = "runtime call"        # the runtime calls it
     RUNTIME_IMPL = "runtime impl"        # the runtime implements it
@@ -304,7 +305,13 @@ class _Walk:
             if group != why.group:
                 self.add(group, Reason(call, via=why.group, source=path), training)
         for group in facts.implements:
-            if group != why.group:
+            if group == why.group:
+                continue
+            if runtime:
+                # Always compiled, and it may call the native kernels whose headers it includes
+                # (a backend's autograd kernels call op::native::matmul): their files must compile.
+                self.add(group, Reason(ReasonKind.RUNTIME_IMPL, via=why.group, source=path), training)
+            else:
                 self.declared.setdefault(group, (path, why.group))
         for header in facts.umbrellas:
             for group in sorted(self.groups):
