@@ -528,6 +528,8 @@ def _inplace_or_view_kernel(f: NativeFunction, d: AutogradDecision) -> Kernel:
 def _autograd_keys(codegen: "GroupCodegen") -> list[DispatchKey]:
     """The autograd keys the group has kernels at (from the decisions alone: no formula is
     translated to know the file list)."""
+    if not codegen.config.trains(codegen.name):
+        return []  # a selective build's inference-only group
     decisions = [codegen.config.autograd.decision(f) for f in codegen.group.functions]
     keys = []
     if DispatchKey.Autograd in codegen.config.keys and any(d.registers_autograd for d in decisions):
@@ -561,7 +563,10 @@ def _render_autograd(codegen: "GroupCodegen") -> dict[str, str]:
 
 
 def _autograd_fields(group: OperatorGroup, config: CodegenConfig) -> dict[str, str]:
-    """The group's autograd facts (``AutogradModel.fingerprint``) enter its content key."""
+    """The group's autograd facts (``AutogradModel.fingerprint``) enter its content key; an
+    inference-only group's key says it has no autograd files instead."""
+    if not config.trains(group.name):
+        return {"autograd": "inference"}
     return {"autograd": config.autograd.fingerprint(group)}
 
 
