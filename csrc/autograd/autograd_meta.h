@@ -34,6 +34,7 @@ struct AutogradMeta : AutogradMetaInterface {
   std::unique_ptr<ViewMeta> view;  // set by as_view (autograd/views.h) on a view of a base
   std::shared_ptr<HookList<TensorHook>> hooks;  // a leaf's register_hook hooks (a non-leaf's are on its grad_fn)
   bool retains_grad = false;                   // retain_grad() was called (autograd/hooks.h)
+  TensorBase fw_grad;  // the tangent at the current dual level (autograd/forward_ad.h), if any
 };
 
 // The tensor's meta, or null (get) / made on first use (materialize).

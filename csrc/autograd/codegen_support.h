@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "autograd/autograd_meta.h"
+#include "autograd/forward_ad.h"
 #include "autograd/generated_support.h"
 #include "autograd/grad_mode.h"
 #include "autograd/guards.h"

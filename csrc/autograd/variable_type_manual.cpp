@@ -10,6 +10,7 @@
 #include "dispatch/registration.h"
 #include "ops/copy_ops.h"
 #include "ops/zeros.h"
+#include "ops/zeros_like.h"
 
 namespace op {
 namespace {
@@ -36,6 +37,9 @@ TensorBase& copy__Autograd(TensorBase& self, const TensorBase& src, bool non_blo
   const bool requires_grad =
       autograd::compute_requires_grad(self, src) && autograd::helpers::isDifferentiableType(self.dtype());
   if (requires_grad) autograd::check_inplace(self);
+  // Forward mode (derivatives.yaml's `result: self_t.copy_(src_t)`): self's new tangent is src's,
+  // broadcast and converted, in a tensor of its own.
+  const bool any_fw_grad = autograd::any_fw_grad_defined(self, src) && autograd::helpers::isDifferentiableType(self.dtype());
   std::shared_ptr<CopyBackwards> grad_fn;
   if (requires_grad) {
     grad_fn = std::make_shared<CopyBackwards>(autograd::collect_next_edges(self, src));
@@ -46,6 +50,16 @@ TensorBase& copy__Autograd(TensorBase& self, const TensorBase& src, bool non_blo
     ops::copy_::call(self, src, non_blocking);
   }
   autograd::rebase_history(self, std::move(grad_fn));
+  if (any_fw_grad) {
+    TensorBase src_t = autograd::fw_grad_or_zeros(src);
+    TensorBase self_t;
+    {
+      autograd::ForwardADDisabled hide;
+      self_t = op::zeros_like(self);
+      ops::copy_::call(self_t, src_t, non_blocking);
+    }
+    autograd::set_fw_grad_inplace(self, self_t);
+  }
   return self;
 }
 

@@ -12,6 +12,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/autograd_meta.h"
 #include "autograd/backward.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "python/bindings.h"
@@ -154,6 +155,17 @@ void init_autograd(py::module_& m) {
     return tensor_tuple(std::move(result));
   }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs"), py::arg("retain_graph"), py::arg("allow_unused"),
      py::arg("create_graph") = false);
+  // Forward mode (autograd/forward_ad.h); the Python side is opdispatch/forward_ad.py.
+  m.def("_enter_dual_level", &ag::enter_dual_level);
+  m.def("_exit_dual_level", &ag::exit_dual_level, py::arg("level"));
+  m.def("_current_dual_level", &ag::current_dual_level);
+  m.def("_make_dual", [](const TensorBase& t, const TensorBase& tangent) { return wrap_tensor(ag::make_dual(t, tangent)); },
+        py::arg("tensor"), py::arg("tangent"));
+  m.def("_unpack_dual", [](const TensorBase& t) -> py::tuple {
+    TensorBase tangent = ag::fw_grad(t);
+    if (!tangent.defined()) return py::make_tuple(wrap_tensor(t), py::none());
+    return py::make_tuple(wrap_tensor(ag::primal_alias(t)), wrap_tensor(tangent));
+  }, py::arg("tensor"));
 }
 
 }  // namespace opy

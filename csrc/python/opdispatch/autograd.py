@@ -24,7 +24,11 @@ from opdispatch.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noq
 from opdispatch import function  # noqa: F401 - od.autograd.function.once_differentiable, as in torch
 from opdispatch.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
+from opdispatch import forward_ad, functional  # noqa: F401 - od.autograd.forward_ad, od.autograd.functional
+
 sys.modules[__name__ + ".function"] = function  # `from opdispatch.autograd.function import ...` works too
+sys.modules[__name__ + ".forward_ad"] = forward_ad
+sys.modules[__name__ + ".functional"] = functional
 
 Node = _C.Node
 

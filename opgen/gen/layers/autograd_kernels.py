@@ -15,7 +15,11 @@ translator); ``group_autograd`` turns one group into:
   for in-place, ``set_history`` for an in-place view such as transpose_); out=
   functions refuse inputs that require grad; non-differentiable ones pass through; functions
   without a formula whose outputs could carry a gradient get a ``NotImplemented`` node;
-- ADInplaceOrView wrappers: bump the written arguments' versions, record views.
+- ADInplaceOrView wrappers: bump the written arguments' versions, record views;
+- forward mode, in the Autograd wrappers (``_forward``): when an input carries a tangent, the
+  outputs' tangents from the entry's forward formula (``result:``, or torchgen's expansion of
+  auto_element_wise / auto_linear), computed while tangents are hidden; a function without one
+  (and every out= or NotImplemented function) raises PyTorch's "Trying to use forward AD with ...".
 
 A formula the translator cannot express (PyTorch's own helpers, list inputs) still gets its node,
 edges and registration (the sets stay torchgen's); its ``apply`` raises naming the reason. Nothing
@@ -201,7 +205,13 @@ class AutogradModel:
             info = self.info(f)
             if info is not None:
                 parts.append(_info_text(info))
-                for text in [formula.text for formula in info.formulas] + list(info.output_differentiability_conditions or ()):
+                texts = [formula.text for formula in info.formulas] + list(info.output_differentiability_conditions or ())
+                texts += [formula.text for formula in info.forward_formulas]
+                if any(formula.text.strip() == "auto_linear" for formula in info.forward_formulas):
+                    texts.append(f"{info.name.name.base} zeros_like")  # the operator applied to the tangents
+                elif info.forward_formulas:
+                    texts.append("zeros_like clone")  # zero tangents; an in-place kernel's original self
+                for text in texts:
                     named.update(_IDENTIFIER.findall(text))
                     arithmetic.update(arithmetic_callees(text))
                 if d.inplace_or_view is not InplaceOrViewKind.none:
@@ -246,10 +256,11 @@ def arithmetic_callees(text: str) -> set[str]:
 
 def _info_text(info: DerivativeInfo) -> str:
     formulas = " | ".join(f"{','.join(f.var_names)}: {f.text}" for f in info.formulas)
+    forward = " | ".join(f"{','.join(f.var_names)}: {f.text}" for f in info.forward_formulas)
     return (f"info {info.key} node={info.node} inputs={info.differentiable_inputs} "
             f"non_differentiable={info.non_differentiable} saved={info.saved_inputs}/{info.saved_outputs} "
             f"outputs={info.differentiable_outputs} conditions={info.output_differentiability_conditions} "
-            f"formulas={formulas}")
+            f"formulas={formulas} forward={forward}")
 
 
 # ----- one group's nodes and kernels -----
@@ -353,7 +364,9 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
     if kind is SchemaKind.out:
         inputs = [a.name for a in f.func.arguments.all() if a.type.is_tensor_like()]
         body = [f"if (autograd::compute_requires_grad({', '.join(inputs)})) "
-                f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");"]
+                f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");",
+                f"if (autograd::any_fw_grad_defined({', '.join(inputs)})) "
+                f"autograd::throw_fw_not_implemented(\"{f.func.name.name}_out\", \"it is an out= function\");"]
         return _wrapper("Autograd", f, body + _call(f, _below_autograd(d)) + _return_statement(f))
     passthrough = (d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None)
                    or (d.kind is AutogradKind.not_implemented and not _tensor_inputs(f)))  # a factory: nothing requires grad
@@ -395,6 +408,7 @@ def _not_implemented(f: NativeFunction, d: AutogradDecision) -> Kernel:
     body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"]
     if f.func.kind() is SchemaKind.inplace:
         body.append("if (_any_requires_grad) autograd::check_inplace(self);")
+    body.append(_refuse_forward(f, inputs))
     body.append("std::shared_ptr<autograd::Node> grad_fn;")
     body.append(f"if (_any_requires_grad) grad_fn = std::make_shared<autograd::NotImplemented>("
                 f"\"{f.namespace}::{f.func.name}\", autograd::collect_next_edges({', '.join(inputs)}));")
@@ -418,6 +432,8 @@ def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo
         body.append("if (_any_requires_grad) autograd::check_inplace(self);")
     body += [f"autograd::check_no_requires_grad({name}, \"{name}\", \"{f.func.name.name}\");"
              for name in _without_formula(f, info)]
+    forward_before, forward_after = _forward(f, d, info, am, headers)
+    body += forward_before
     body.append(f"std::shared_ptr<{node.name}> grad_fn;")
     saves_before, saves_after = [], []
     if not node.unsupported:
@@ -436,7 +452,131 @@ def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo
     body += _call(f, _below_autograd(d))
     inplace_view = d.inplace_or_view is InplaceOrViewKind.inplace_view
     body += ["if (grad_fn) {", *_history(f, info.differentiable_outputs, inplace_view), *saves_after, "}"]
+    body += forward_after
     return _wrapper("Autograd", f, body + _return_statement(f))
+
+
+# ----- forward mode: the outputs' tangents from the entry's forward formulas -----
+
+_AUTO = ("auto_element_wise", "auto_linear")
+
+
+def _refuse_forward(f: NativeFunction, inputs: list[str]) -> str:
+    """PyTorch's error for a dual input reaching a function without a forward formula."""
+    return (f"if (autograd::any_fw_grad_defined({', '.join(inputs)})) "
+            f"autograd::throw_fw_not_implemented(\"{f.func.name.name}\");")
+
+
+def _uses(name: str, text: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def _replace_name(text: str, name: str, by: str) -> str:
+    return re.sub(rf"(?<![A-Za-z0-9_.]){re.escape(name)}(?![A-Za-z0-9_])", by, text)
+
+
+def forward_formula_text(info: DerivativeInfo, formula, model: Model) -> str:
+    """The forward formula as an expression over ``<arg>_p`` / ``<arg>_t``: as written, or
+    torchgen's expansion of ``auto_element_wise`` (the backward formula of the one differentiable
+    input with ``grad`` its tangent and the differentiable inputs their primals; no conj() for
+    real dtypes) and ``auto_linear`` (the function itself applied to the tangents of its
+    differentiable inputs)."""
+    text = formula.text.strip()
+    if text == "auto_element_wise":
+        if len(info.formulas) != 1 or len(info.formulas[0].var_names) != 1:
+            raise Unsupported("auto_element_wise needs exactly one differentiable input")
+        (var,) = info.formulas[0].var_names
+        out = _replace_name(info.formulas[0].text, "grad", f"{var}_t")
+        for name in info.differentiable_inputs:
+            out = _replace_name(out, name, f"{name}_p")
+        return out
+    if text == "auto_linear":
+        f = model.by_name[info.name]
+        differentiable = set(info.differentiable_inputs)
+        args = [a.name + ("_t" if a.name in differentiable else "") for a in f.func.arguments.all()
+                if a.name not in {o.name for o in f.func.arguments.out}]
+        name = str(f.func.name.name)
+        if "function" in f.variants:
+            return f"{name}({', '.join(args)})"
+        return f"{args[0]}.{name}({', '.join(args[1:])})"
+    return text
+
+
+def _forward(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo, am: AutogradModel,
+             headers: set[str]) -> tuple[list[str], list[str]]:
+    """(lines before the redispatch, lines after it) of forward mode: whether an input carries a
+    tangent (and, in place, self's value as it was), then each output's tangent from its formula,
+    computed with ordinary operators while tangents are hidden (ForwardADDisabled)."""
+    inputs = list(info.differentiable_inputs)
+    if not inputs:
+        return [], []
+    refuse = [_refuse_forward(f, inputs)]
+    if not info.forward_formulas:
+        return refuse, []
+    inplace = f.func.kind() is SchemaKind.inplace
+    arg_types = {a.name: a.type for a in f.func.arguments.all()}
+    info_outputs = output_names(am.model.by_name[info.name])
+    try:
+        computed = []
+        for formula in info.forward_formulas:
+            text = forward_formula_text(info, formula, am.model)
+            if _uses("original_self_p", text) or _uses("original_self_t", text):
+                raise Unsupported("original_self in a forward formula")
+            translated = am.translator.translate(text, function_scope(am.model.by_name[info.name], forward=True))
+            if len(formula.var_names) != 1 or formula.var_names[0] not in info_outputs:
+                raise Unsupported(f"the forward formula of '{', '.join(formula.var_names)}'")
+            computed.append((formula.var_names, text, translated))
+        for name in inputs:
+            if arg_types.get(name) != TENSOR:
+                raise Unsupported(f"the tangent of the non-Tensor input '{name}'")
+    except (Unsupported, OpgenError):
+        return refuse, []
+    before = [f"{'bool' if info.output_differentiability_conditions else 'const bool'} _any_fw_grad = "
+              f"autograd::any_fw_grad_defined({', '.join(inputs)});"]
+    if info.output_differentiability_conditions:
+        before.append(f"_any_fw_grad &= ({_condition(f, info, am, headers)});")
+    texts = " ".join(text for _, text, _ in computed)
+    after = ["if (_any_fw_grad) {"]
+    for name in inputs:
+        if _uses(f"{name}_t", texts):
+            mutated = re.search(rf"(?<![A-Za-z0-9_]){name}_t\.[A-Za-z0-9_]*[A-Za-z0-9]_\(", texts) is not None
+            value = f"autograd::fw_grad_or_zeros({name})"
+            if mutated:  # an in-place formula (self_t.zero_()): on a copy, as another tensor may share the tangent
+                headers.add(layout.api_header("clone"))
+                value = f"op::clone({value})"
+            after.append(f"  TensorBase {name}_t = {value};")
+    after.append("  autograd::ForwardADDisabled _hide_tangents;")
+    for name in inputs:
+        if _uses(f"{name}_p", texts):
+            if inplace and name == "self":
+                before.append("TensorBase _original_self;")
+                before.append("if (_any_fw_grad) { autograd::ForwardADDisabled _hide_tangents; _original_self = op::clone(self); }")
+                headers.add(layout.api_header("clone"))
+                after.append("  const TensorBase& self_p = _original_self;")
+            else:
+                after.append(f"  const TensorBase& {name}_p = {name};")
+    outputs = _outputs(f)
+    for name, index in zip(info_outputs, range(len(info_outputs))):
+        if _uses(name, texts) and name not in arg_types:
+            expr = outputs[index][1] if len(f.func.returns) > 1 else ("self" if inplace else "_result")
+            after.append(f"  const TensorBase& {name} = {expr};")
+    for var_names, _, translated in computed:
+        headers.update(translated.headers)
+        (var,) = var_names
+        index = info_outputs.index(var)
+        if not info.differentiable_outputs[index]:
+            continue
+        expr = outputs[index][1] if len(f.func.returns) > 1 else ("self" if inplace else "_result")
+        value = translated.cpp
+        if inplace:
+            after.append(f"  autograd::set_fw_grad_inplace({expr}, {value});")
+            continue
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*_t", value):  # an input's tangent itself: the output's is a copy
+            headers.add(layout.api_header("clone"))
+            value = f"op::clone({value})"
+        after.append(f"  autograd::set_fw_grad_of_output({expr}, {value});")
+    after.append("}")
+    return before, after
 
 
 def _condition(f: NativeFunction, info: DerivativeInfo, am: AutogradModel, headers: set[str]) -> str:
