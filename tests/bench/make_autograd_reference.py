@@ -11,7 +11,9 @@ The JSON holds
     and the *_copy infos torchgen derives from them): what opgen's model is compared with;
   - "autograd_operators" / "ad_inplace_or_view_operators": the sorted operator names gen_autograd
     registers at the Autograd and ADInplaceOrView keys (read from its generated registrations), for
-    the codegen's parity test.
+    the codegen's parity test;
+  - "forward_ad_operators": those of the Autograd ones whose kernel computes forward gradients
+    (torchgen's `_any_has_forward_grad_` in the kernel's body), for forward mode's parity test.
 With --check, regenerate in memory and fail (exit 1) when the checked-in file differs.
 """
 from __future__ import annotations
@@ -78,12 +80,26 @@ def registered(pattern, key):
                 names.update(re.findall(r'm\.impl\("([^"]+)"', block.group(2)))
     return sorted(names)
 
+def forward_ad(pattern):
+    """The operators whose Autograd kernel computes forward gradients (torchgen emits
+    `_any_has_forward_grad_<output>` in exactly those kernels)."""
+    bodies, names = {}, set()
+    for path in sorted(glob.glob(os.path.join(out, pattern))):
+        text = open(path).read()
+        for fn, body in re.findall(r"^\S[^\n]*? (\w+)\(c10::DispatchKeySet ks[^\n]*\{\n(.*?)\n\}", text, re.S | re.M):
+            bodies[fn] = "_any_has_forward_grad_" in body
+        for block in re.finditer(r"TORCH_LIBRARY_IMPL\(aten, Autograd, m\) \{(.*?)\n\}", text, re.S):
+            for op, fn in re.findall(r'm\.impl\("([^"]+)",\s*TORCH_FN\(VariableType::(\w+)\)', block.group(1)):
+                names.add((op, fn))
+    return sorted(op for op, fn in names if bodies.get(fn))
+
 declared = re.findall(r"^struct TORCH_API (\w+) : public (?:TraceableFunction|Node)\b", open(os.path.join(out, "Functions.h")).read(), re.M)
 print(json.dumps({
     "nodes": nodes,
     "declared_in_functions_h": len(declared),
     "autograd_operators": registered("VariableType_*.cpp", "Autograd"),
     "ad_inplace_or_view_operators": registered("ADInplaceOrViewType_*.cpp", "ADInplaceOrView"),
+    "forward_ad_operators": forward_ad("VariableType_*.cpp"),
 }))
 shutil.rmtree(work)
 '''
@@ -113,6 +129,7 @@ def build_reference() -> dict:
         "dispatch_specific_nodes": sorted(op for op, record in nodes.items() if record["dispatch_key"] != "Default"),
         "autograd_operators": found["autograd_operators"],
         "ad_inplace_or_view_operators": found["ad_inplace_or_view_operators"],
+        "forward_ad_operators": found["forward_ad_operators"],
     }
 
 
@@ -134,7 +151,8 @@ def main(argv: list[str]) -> int:
     print(f"wrote {OUTPUT}: {len(reference['nodes'])} node classes ({len(reference['default_nodes'])} default, "
           f"{len(reference['dispatch_specific_nodes'])} dispatch-specific), "
           f"{len(reference['autograd_operators'])} Autograd and "
-          f"{len(reference['ad_inplace_or_view_operators'])} ADInplaceOrView operators")
+          f"{len(reference['ad_inplace_or_view_operators'])} ADInplaceOrView operators, "
+          f"{len(reference['forward_ad_operators'])} with forward AD")
     return 0
 
 

@@ -62,10 +62,24 @@ def test_errors(opdispatch):
         d = fwAD.make_dual(x, od.ones(3, dtype=od.float64))
         with pytest.raises(od.Error, match="Trying to use forward AD with amax that does not support it"):
             d.amax()
-        with pytest.raises(od.Error, match="because it is an out= function"):
-            od.mul(d, d, out=od.empty(3, dtype=od.float64))
+        with pytest.raises(od.Error, match="Trying to use forward AD with amax_out that does not support it because it "
+                                           "is an out= function"):
+            od.amax(d, [0], out=od.empty([], dtype=od.float64))
     with fwAD.dual_level():  # the level can be entered again after an error inside it
         pass
+
+
+def test_out_functions_set_the_tangent_of_out(opdispatch):
+    """As torchgen's out= kernels: the functional's forward formula, written into out's tangent."""
+    od = opdispatch
+    fwAD = _fwad(od)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(od.tensor([1., 2.], dtype=od.float64), od.tensor([1., -1.], dtype=od.float64))
+        out = od.empty(2, dtype=od.float64)
+        assert od.mul(d, d, out=out) is out
+        assert fwAD.unpack_dual(out).tangent.tolist() == [2., -4.]
+        od.exp(od.tensor([0., 0.], dtype=od.float64), out=out)  # no tangent in: out's stays (as in PyTorch)
+        assert fwAD.unpack_dual(out).tangent.tolist() == [2., -4.]
 
 
 def test_enter_and_exit(opdispatch):

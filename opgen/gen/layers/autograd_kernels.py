@@ -52,7 +52,7 @@ from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, ma
 from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
 from .kernels import by_namespace
 from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
-from ..engine.render import render
+from ..engine.render import cpp_string, render
 
 SUPPORT_HEADER = "autograd/codegen_support.h"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -364,10 +364,16 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
     if kind is SchemaKind.out:
         inputs = [a.name for a in f.func.arguments.all() if a.type.is_tensor_like()]
         body = [f"if (autograd::compute_requires_grad({', '.join(inputs)})) "
-                f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");",
-                f"if (autograd::any_fw_grad_defined({', '.join(inputs)})) "
-                f"autograd::throw_fw_not_implemented(\"{f.func.name.name}_out\", \"it is an out= function\");"]
-        return _wrapper("Autograd", f, body + _call(f, _below_autograd(d)) + _return_statement(f))
+                f"autograd::throw_error_out_requires_grad(\"{f.func.name.name}\");"]
+        before, after = [], []
+        if (info is not None and info.forward_formulas and d.kind is AutogradKind.differentiable
+                and all(a.type == TENSOR for a in f.func.arguments.out)):  # not Tensor[] out (torchgen neither)
+            # torchgen's out= kernels compute the out arguments' tangents from the functional's formulas
+            before, after = _forward(f, d, info, am, headers)
+        if not before:
+            before = [f"if (autograd::any_fw_grad_defined({', '.join(inputs)})) "
+                      f"autograd::throw_fw_not_implemented(\"{f.func.name.name}_out\", \"it is an out= function\");"]
+        return _wrapper("Autograd", f, body + before + _call(f, _below_autograd(d)) + after + _return_statement(f))
     passthrough = (d.kind is AutogradKind.non_differentiable or (d.kind is AutogradKind.differentiable and info is None)
                    or (d.kind is AutogradKind.not_implemented and not _tensor_inputs(f)))  # a factory: nothing requires grad
     if passthrough:
@@ -377,8 +383,11 @@ def _autograd_kernel(f: NativeFunction, d: AutogradDecision, info: Optional[Deri
     assert info is not None and info.node
     if is_foreach(f) and not is_foreach(am.model.by_name[info.name]):
         # An in-place _foreach_ function with the per-tensor operator's formulas (torchgen records
-        # one node per list element): history without a formula, backward raises naming f
-        return _not_implemented(f, d)
+        # one node per list element): history without a formula, backward raises naming f; so
+        # does forward mode, naming what torchgen would compute
+        reason = ("opgen does not generate its forward formula (an in-place _foreach_ function with the "
+                  "per-tensor operator's formulas)") if info.forward_formulas else ""
+        return _not_implemented(f, d, reason)
     node = nodes.get(info.node) or _node_class(info, am, headers)
     try:
         kernel = _differentiable(f, d, info, node, am, headers)
@@ -403,12 +412,12 @@ def _history(f: NativeFunction, differentiable: tuple[bool, ...], inplace_view: 
     return lines
 
 
-def _not_implemented(f: NativeFunction, d: AutogradDecision) -> Kernel:
+def _not_implemented(f: NativeFunction, d: AutogradDecision, forward_reason: str = "") -> Kernel:
     inputs = _tensor_inputs(f)
     body = [f"const bool _any_requires_grad = autograd::compute_requires_grad({', '.join(inputs)});"]
     if f.func.kind() is SchemaKind.inplace:
         body.append("if (_any_requires_grad) autograd::check_inplace(self);")
-    body.append(_refuse_forward(f, inputs))
+    body.append(_refuse_forward(f, inputs, forward_reason))
     body.append("std::shared_ptr<autograd::Node> grad_fn;")
     body.append(f"if (_any_requires_grad) grad_fn = std::make_shared<autograd::NotImplemented>("
                 f"\"{f.namespace}::{f.func.name}\", autograd::collect_next_edges({', '.join(inputs)}));")
@@ -461,10 +470,12 @@ def _differentiable(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo
 _AUTO = ("auto_element_wise", "auto_linear")
 
 
-def _refuse_forward(f: NativeFunction, inputs: list[str]) -> str:
-    """PyTorch's error for a dual input reaching a function without a forward formula."""
+def _refuse_forward(f: NativeFunction, inputs: list[str], reason: str = "") -> str:
+    """PyTorch's error for a dual input reaching a function without a forward formula (``reason``:
+    why a formula the entry has is not generated)."""
+    because = f", \"{cpp_string(reason)}\"" if reason else ""
     return (f"if (autograd::any_fw_grad_defined({', '.join(inputs)})) "
-            f"autograd::throw_fw_not_implemented(\"{f.func.name.name}\");")
+            f"autograd::throw_fw_not_implemented(\"{f.func.name.name}\"{because});")
 
 
 def _uses(name: str, text: str) -> bool:
@@ -514,6 +525,7 @@ def _forward(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo, am: A
     if not info.forward_formulas:
         return refuse, []
     inplace = f.func.kind() is SchemaKind.inplace
+    out_fn = f.func.kind() is SchemaKind.out  # the tangents go into the out arguments, in place
     arg_types = {a.name: a.type for a in f.func.arguments.all()}
     info_outputs = output_names(am.model.by_name[info.name])
     try:
@@ -529,8 +541,9 @@ def _forward(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo, am: A
         for name in inputs:
             if arg_types.get(name) != TENSOR:
                 raise Unsupported(f"the tangent of the non-Tensor input '{name}'")
-    except (Unsupported, OpgenError):
-        return refuse, []
+    except (Unsupported, OpgenError) as exc:
+        reason = re.sub(r"^[^:]*:\d+: error: ", "", str(exc).splitlines()[0])  # the formula's text, not its line
+        return [_refuse_forward(f, inputs, f"opgen does not generate its forward formula ({reason})")], []
     before = [f"{'bool' if info.output_differentiability_conditions else 'const bool'} _any_fw_grad = "
               f"autograd::any_fw_grad_defined({', '.join(inputs)});"]
     if info.output_differentiability_conditions:
@@ -568,7 +581,7 @@ def _forward(f: NativeFunction, d: AutogradDecision, info: DerivativeInfo, am: A
             continue
         expr = outputs[index][1] if len(f.func.returns) > 1 else ("self" if inplace else "_result")
         value = translated.cpp
-        if inplace:
+        if inplace or out_fn:
             after.append(f"  autograd::set_fw_grad_inplace({expr}, {value});")
             continue
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*_t", value):  # an input's tangent itself: the output's is a copy
