@@ -124,6 +124,12 @@ TensorBase make_dual(const TensorBase& primal, const TensorBase& tangent) {
   return dual;
 }
 
+bool set_forward_ad_enabled(bool enabled) {
+  const bool previous = !disabled;
+  disabled = !enabled;
+  return previous;
+}
+
 ForwardADDisabled::ForwardADDisabled() : previous_(disabled) { disabled = true; }
 ForwardADDisabled::~ForwardADDisabled() { disabled = previous_; }
 
@@ -160,6 +166,30 @@ void set_fw_grad_inplace(const TensorBase& self, const TensorBase& tangent) {
       ops::copy_::call(existing, tangent, false);
     }
     return;
+  }
+  if (meta != nullptr && meta->view != nullptr && !existing.defined()) {
+    // A view changed in place whose base has no tangent (PyTorch's rule): the base gets zeros, the
+    // view a view of them at its own geometry (tangents are laid out like their primals), and the
+    // new values are written through it, so the base's tangent sees them.
+    const TensorBase& base = meta->view->base;
+    AutogradMeta* base_meta = get_autograd_meta(base);
+    if ((base_meta == nullptr || !base_meta->fw_grad.defined()) && base.storage().nbytes() > 0 &&
+        base.storage().is_alias_of(self.storage()) && base.dtype() == self.dtype()) {
+      TensorBase base_t, view_t;
+      {
+        ForwardADDisabled hide;
+        base_t = laid_out_like(base, op::zeros_like(base));
+      }
+      set_fw_grad(base, base_t);
+      base_t = get_autograd_meta(base)->fw_grad;
+      {
+        ForwardADDisabled hide;
+        view_t = ops::as_strided::call(base_t, self.sizes(), self.strides(), self.storage_offset());
+        ops::copy_::call(view_t, tangent, false);
+      }
+      set_fw_grad(self, view_t);
+      return;
+    }
   }
   set_fw_grad_of_output(self, tangent);
 }

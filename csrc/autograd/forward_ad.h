@@ -47,6 +47,10 @@ struct ForwardADDisabled {
   bool previous_;
 };
 
+// Turns the hiding of tangents on this thread off (true) or on (false), returning the previous
+// setting: what a custom Function's forward runs under (PyTorch's AutoFwGradMode(false)).
+bool set_forward_ad_enabled(bool enabled);
+
 // Whether forward AD could be active: a level is entered and no guard hides tangents (the
 // generated kernels' cheap first test).
 bool forward_ad_active();

@@ -161,6 +161,10 @@ void init_autograd(py::module_& m) {
   m.def("_current_dual_level", &ag::current_dual_level);
   m.def("_make_dual", [](const TensorBase& t, const TensorBase& tangent) { return wrap_tensor(ag::make_dual(t, tangent)); },
         py::arg("tensor"), py::arg("tangent"));
+  m.def("_set_forward_ad_enabled", &ag::set_forward_ad_enabled, py::arg("enabled"));
+  m.def("_has_fw_grad", [](const TensorBase& t) { return ag::has_fw_grad(t); }, py::arg("tensor"));
+  m.def("_set_fw_grad", [](const TensorBase& t, const TensorBase& tangent) { ag::set_fw_grad_of_output(t, tangent); },
+        py::arg("tensor"), py::arg("tangent"));
   m.def("_unpack_dual", [](const TensorBase& t) -> py::tuple {
     TensorBase tangent = ag::fw_grad(t);
     if (!tangent.defined()) return py::make_tuple(wrap_tensor(t), py::none());

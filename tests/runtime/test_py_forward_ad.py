@@ -119,6 +119,64 @@ def test_view_tangents_follow_in_place_changes(opdispatch):
         assert fwAD.unpack_dual(base).tangent.tolist() == [[0., 0., 0.], [1., 1., 1.]]
 
 
+def test_a_view_changed_in_place_gives_its_base_a_tangent(opdispatch):
+    """PyTorch's rule: the base gets a zero tangent, the view a view of it holding the new values."""
+    od = opdispatch
+    fwAD = _fwad(od)
+    with fwAD.dual_level():
+        x = od.zeros(2, 3, dtype=od.float64)
+        row = x[1]
+        row.copy_(fwAD.make_dual(od.ones(3, dtype=od.float64), od.full([3], 2.0, dtype=od.float64)))
+        assert fwAD.unpack_dual(x).tangent.tolist() == [[0., 0., 0.], [2., 2., 2.]]
+        column = x.t()[2]
+        column.mul_(fwAD.make_dual(od.ones(2, dtype=od.float64), od.ones(2, dtype=od.float64)))
+        # d(x[:, 2] * y) = x_t[:, 2] * y + x[:, 2] * y_t, with y = 1 and x[:, 2] = [0, 1]
+        assert fwAD.unpack_dual(x).tangent.tolist() == [[0., 0., 0.], [2., 2., 3.]]
+
+
+def test_custom_function_jvp(opdispatch):
+    """A custom Function's forward computes no tangents; its jvp gives the outputs' (PyTorch's)."""
+    od = opdispatch
+    fwAD = _fwad(od)
+
+    class Exp(od.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = x.exp() * scale
+            assert fwAD.unpack_dual(y).tangent is None  # forward AD is off inside forward
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            y, = ctx.saved_tensors
+            return grad * y, None
+
+        @staticmethod
+        def jvp(ctx, x_t, scale_t):
+            assert scale_t is None
+            y, = ctx.saved_tensors
+            return x_t * y
+
+    class NoJvp(od.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = od.tensor([0.5, 1.0], dtype=od.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, od.tensor([1.0, 2.0], dtype=od.float64))
+        y = Exp.apply(d, 3.0)
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(), 3 * np.exp([0.5, 1.0]) * [1.0, 2.0])
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            NoJvp.apply(d)
+        assert fwAD.unpack_dual(NoJvp.apply(x)).tangent is None  # no dual input: jvp is not called
+
+
 def test_functional_jvp_and_vjp(opdispatch):
     od = opdispatch
     F = od.autograd.functional

@@ -130,6 +130,11 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         with_setup_context = cls.setup_context is not Function.setup_context
@@ -137,12 +142,17 @@ class Function:
         input_is_tensor = tuple(isinstance(a, _C.Tensor) for a in inputs)
         needs_input_grad = tuple(is_tensor and a.requires_grad for is_tensor, a in zip(input_is_tensor, inputs))
         ctx = FunctionCtx(cls, input_is_tensor, needs_input_grad)
-        with no_grad():
-            if with_setup_context:
-                output = cls.forward(*inputs, **kwargs)
-                cls.setup_context(ctx, inputs, output)
-            else:
-                output = cls.forward(ctx, *inputs, **kwargs)
+        dual = any(is_tensor and _C._has_fw_grad(a) for is_tensor, a in zip(input_is_tensor, inputs))
+        previous = _C._set_forward_ad_enabled(False)  # forward's operators compute no tangents (jvp does)
+        try:
+            with no_grad():
+                if with_setup_context:
+                    output = cls.forward(*inputs, **kwargs)
+                    cls.setup_context(ctx, inputs, output)
+                else:
+                    output = cls.forward(ctx, *inputs, **kwargs)
+        finally:
+            _C._set_forward_ad_enabled(previous)
         outputs = list(output) if isinstance(output, tuple) else [output]
         node = None
         if is_grad_enabled() and any(needs_input_grad):
@@ -151,7 +161,33 @@ class Function:
             outputs = _C._function_wrap_outputs(node, tensors, outputs, list(ctx._dirty),
                                                 list(ctx._non_differentiable))
         ctx._pack(node)
+        if dual:
+            outputs = _forward_mode(cls, ctx, inputs, outputs)
         return tuple(outputs) if isinstance(output, tuple) else outputs[0]
+
+
+def _forward_mode(cls, ctx, inputs: tuple, outputs: list) -> list:
+    """PyTorch's forward AD of a custom Function: jvp(ctx, *tangents) (None for inputs without
+    one) gives one tangent per output; an output that is an input comes back as an alias."""
+    from opdispatch.forward_ad import unpack_dual
+    tangents = [unpack_dual(a).tangent if isinstance(a, _C.Tensor) else None for a in inputs]
+    result = cls.jvp(ctx, *tangents)
+    result = list(result) if isinstance(result, tuple) else [result]
+    if len(result) != len(outputs):
+        raise _C.Error(f"function {cls.__name__} returned an incorrect number of forward gradients "
+                       f"(expected {len(outputs)}, got {len(result)})")
+    wrapped = []
+    for out, tangent in zip(outputs, result):
+        if isinstance(out, _C.Tensor) and tangent is not None:
+            if any(out is a for a in inputs):
+                previous = _C._set_forward_ad_enabled(False)
+                try:
+                    out = out.view(list(out.shape))
+                finally:
+                    _C._set_forward_ad_enabled(previous)
+            _C._set_fw_grad(out, tangent)
+        wrapped.append(out)
+    return wrapped
 
 
 def _bind(forward, args: tuple, kwargs: dict, with_ctx: bool) -> tuple[tuple, dict]:
