@@ -17,6 +17,7 @@
 #include "autograd/views.h"
 #include "core/error.h"
 #include "python/bindings.h"
+#include "python/held_object.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"
 
@@ -27,14 +28,6 @@ namespace function_node {
 namespace ag = op::autograd;
 using op::TensorBase;
 
-// A Python object owned by a node, which the engine may destroy without the GIL.
-std::shared_ptr<py::object> owned_by_node(py::object obj) {
-  return std::shared_ptr<py::object>(new py::object(std::move(obj)), [](py::object* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
 // The node of one Function.apply call. Its next edges are the tensor inputs' gradient edges; its
 // inputs are the forward's outputs, in order (non-tensor and non-differentiable ones hold a
 // placeholder). The ctx (opdispatch.autograd.function.FunctionCtx) does the Python part:
@@ -42,7 +35,7 @@ std::shared_ptr<py::object> owned_by_node(py::object obj) {
 // the saved tensors.
 struct PyFunctionNode final : ag::Node {
   PyFunctionNode(std::string name, ag::edge_list edges, py::object ctx)
-      : ag::Node(std::move(edges)), name_(std::move(name)), ctx_(owned_by_node(std::move(ctx))) {}
+      : ag::Node(std::move(edges)), name_(std::move(name)), ctx_(held_object(std::move(ctx))) {}
 
   std::string name() const override { return name_; }
 
