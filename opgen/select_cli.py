@@ -74,10 +74,24 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(size_report(selection, closure, totals[0], library_sources, read_object_sizes(cache_dir),
                                      object_sizes_path(cache_dir), known_sources=hand.sources))
         return 0
-    sys.stdout.write(summary(selection, closure, *totals))
+    text = summary(selection, closure, *totals)
+    body, hint = text[:text.rindex("`opgen select FILE")], text[text.rindex("`opgen select FILE"):]
+    sys.stdout.write(body + _by_operator(closure, build.derivatives is not None) + hint)
     if not csrc:
         print("note: no csrc/ directory found, so hand-written sources are not counted; pass --csrc DIR")
     return 0
+
+
+def _by_operator(closure, autograd: bool) -> str:
+    """What the closure by operator leaves out of kept kernel files, and which groups train."""
+    lines = []
+    if closure.declared:
+        lines.append(f"declared only: {len(closure.declared)} groups implemented in compiled kernel files, their headers "
+                     f"generated, neither compiled nor registered: {', '.join(closure.declared)}")
+    if autograd and closure.inference:
+        lines.append(f"without autograd: {len(closure.inference)} of {len(closure.groups)} groups "
+                     "(no entry that needs them is used for training)")
+    return "".join(line + "\n" for line in lines)
 
 
 def _describe(args: argparse.Namespace, csrc: Optional[str]) -> BuildDescription:

@@ -3,8 +3,10 @@
 #include <utility>
 
 #include "autograd/autograd_meta.h"
+#include "autograd/grad_mode.h"
 #include "autograd/helpers.h"
 #include "core/error.h"
+#include "ops/add.h"
 #include "ops/add_ops.h"
 #include "ops/clone.h"
 
@@ -27,6 +29,12 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (!incoming.defined()) return {};
   incoming = sum_to(incoming, variable_.sizes());
   AutogradMeta& meta = materialize_autograd_meta(variable_);
+  if (GradMode::is_enabled()) {
+    // create_graph: .grad keeps the gradient's history, replaced out of place, never updated in
+    // place (a graph may hold the old value), as PyTorch does.
+    meta.grad = meta.grad.defined() ? op::add(meta.grad, incoming) : op::clone(incoming);
+    return {};
+  }
   if (!meta.grad.defined()) {
     // Kept as is only when nothing else holds it (neither the tensor nor its memory): a gradient
     // handed to several edges, or the caller's grad_output, is copied before later additions

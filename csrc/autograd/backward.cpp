@@ -41,14 +41,14 @@ Roots roots_of(const variable_list& tensors, const variable_list& grad_tensors) 
 }  // namespace
 
 // The default gradients and the engine's calls are the runtime's work for the program: no roots.
-void backward(const variable_list& tensors, const variable_list& grad_tensors, bool retain_graph) {
+void backward(const variable_list& tensors, const variable_list& grad_tensors, bool retain_graph, bool create_graph) {
   recording::NestedScope runtime_work;
   Roots roots = roots_of(tensors, grad_tensors);
-  run_backward(roots.edges, roots.grads, retain_graph);
+  run_backward(roots.edges, roots.grads, retain_graph, {}, create_graph);
 }
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
-                   bool retain_graph, bool allow_unused) {
+                   bool retain_graph, bool allow_unused, bool create_graph) {
   recording::NestedScope runtime_work;
   Roots roots = roots_of(outputs, grad_outputs);
   edge_list input_edges;
@@ -56,7 +56,7 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
     OP_CHECK(input.defined() && requires_grad(input), "One of the differentiated Tensors does not require grad");
     input_edges.push_back(gradient_edge(input));
   }
-  variable_list result = run_backward(roots.edges, roots.grads, retain_graph, input_edges);
+  variable_list result = run_backward(roots.edges, roots.grads, retain_graph, input_edges, create_graph);
   for (const TensorBase& g : result)
     OP_CHECK(g.defined() || allow_unused, "One of the differentiated Tensors appears to not have been used in the ",
              "graph. Set allow_unused=True if this is the desired behavior.");

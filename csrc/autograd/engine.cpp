@@ -102,10 +102,10 @@ TensorBase validated(const Node& producer, size_t index, const Node& next, uint3
 }  // namespace
 
 variable_list run_backward(const edge_list& roots, const variable_list& grad_outputs, bool keep_graph,
-                           const edge_list& outputs) {
+                           const edge_list& outputs, bool create_graph) {
   OP_CHECK(roots.size() == grad_outputs.size(), "run_backward: ", roots.size(), " roots but ", grad_outputs.size(),
            " gradients");
-  NoGradGuard no_grad;
+  AutoGradMode grad_mode(create_graph);
   recording::NestedScope runtime_work;  // the operators the nodes call are not the program's roots
   auto root = std::make_shared<GraphRoot>(roots, grad_outputs);
   GraphInfo info = walk(root.get(), !outputs.empty());

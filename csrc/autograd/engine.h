@@ -2,8 +2,9 @@
 // once every edge into it has delivered (dependency counting); gradients along edges to the same
 // input are summed; a node's gradients are checked against its input metadata (a broadcast one is
 // reduced with sum_to); saved variables are freed after a node runs unless keep_graph. Iterative
-// throughout (a worklist and a priority queue, no recursion), under no_grad (create_graph is not
-// supported).
+// throughout (a worklist and a priority queue, no recursion). Under no_grad, unless create_graph:
+// then the nodes run with grad mode on, so the operators their formulas call record a graph of
+// the backward pass itself (double backward).
 #pragma once
 
 #include "autograd/node.h"
@@ -15,6 +16,6 @@ namespace op::autograd {
 // `outputs` run and the result holds, per output edge, the gradient summed into it (undefined
 // where none arrived); the outputs' own nodes do not run (autograd.grad leaves .grad alone).
 variable_list run_backward(const edge_list& roots, const variable_list& grad_outputs, bool keep_graph,
-                           const edge_list& outputs = {});
+                           const edge_list& outputs = {}, bool create_graph = false);
 
 }  // namespace op::autograd

@@ -1,6 +1,7 @@
 #include "autograd/saved_variable.h"
 
 #include "autograd/autograd_meta.h"
+#include "autograd/grad_mode.h"
 #include "core/error.h"
 
 namespace op::autograd {
@@ -15,8 +16,19 @@ SavedVariable::SavedVariable(const TensorBase& t, bool is_output) : was_defined_
   if (!t.defined()) return;
   saved_version_ = version(t);
   output_nr_ = output_nr(t);
-  if (const std::shared_ptr<Node>& fn = grad_fn(t)) producer_ = fn->name();
+  const std::shared_ptr<Node>& fn = grad_fn(t);
+  if (fn) producer_ = fn->name();
+  // An output saved by its own node (a non-differentiable output has no history to restore).
+  is_output_ = is_output && fn != nullptr;
   data_ = is_output ? detach(t) : t;
+}
+
+TensorBase SavedVariable::unpack(Node& saved_for) const {
+  TensorBase t = unpack(saved_for.name());
+  if (!is_output_ || !t.defined() || !GradMode::is_enabled()) return t;
+  TensorBase with_history = detach(t);
+  set_history(with_history, saved_for.shared_from_this(), output_nr_);
+  return with_history;
 }
 
 TensorBase SavedVariable::unpack(const std::string& saved_for) const {

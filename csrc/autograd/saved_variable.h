@@ -10,6 +10,8 @@
 
 namespace op::autograd {
 
+struct Node;
+
 class SavedVariable {
  public:
   SavedVariable() = default;
@@ -21,6 +23,10 @@ class SavedVariable {
   // The saved tensor (undefined if an undefined one was saved). `saved_for` names the node
   // unpacking, for the messages.
   TensorBase unpack(const std::string& saved_for = "") const;
+  // The same, for the node `saved_for` (a generated apply passes itself). Under grad mode (a
+  // backward with create_graph) a saved output comes back with its history: an alias whose
+  // grad_fn is that node, so a formula using the result is differentiated through it.
+  TensorBase unpack(Node& saved_for) const;
   // Frees the tensor (the engine calls it through Node::release_variables unless retain_graph).
   void reset();
 
@@ -32,6 +38,7 @@ class SavedVariable {
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   std::string producer_;  // name of the node whose output it is ("" for a leaf)
+  bool is_output_ = false;  // an output with history: unpack(Node&) may restore it
   bool was_defined_ = false;
   bool freed_ = false;
 };

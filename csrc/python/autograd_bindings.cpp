@@ -136,22 +136,24 @@ void init_autograd(py::module_& m) {
   init_tensor_attributes(m);
   m.def("is_grad_enabled", &ag::GradMode::is_enabled, "Whether operators record history (thread-local).");
   m.def("_set_grad_enabled", &ag::GradMode::set_enabled, py::arg("enabled"));
-  m.def("_autograd_backward", [](py::sequence tensors, py::sequence grad_tensors, bool retain_graph) {
+  m.def("_autograd_backward", [](py::sequence tensors, py::sequence grad_tensors, bool retain_graph,
+                                 bool create_graph) {
     ag::variable_list roots = tensors_from(tensors, "tensors"), grads = tensors_from(grad_tensors, "grad_tensors");
     py::gil_scoped_release nogil;  // nodes call operators; Python kernels take the GIL back
-    ag::backward(roots, grads, retain_graph);
-  }, py::arg("tensors"), py::arg("grad_tensors"), py::arg("retain_graph"));
+    ag::backward(roots, grads, retain_graph, create_graph);
+  }, py::arg("tensors"), py::arg("grad_tensors"), py::arg("retain_graph"), py::arg("create_graph") = false);
   m.def("_autograd_grad", [](py::sequence outputs, py::sequence inputs, py::sequence grad_outputs, bool retain_graph,
-                             bool allow_unused) {
+                             bool allow_unused, bool create_graph) {
     ag::variable_list roots = tensors_from(outputs, "outputs"), wrt = tensors_from(inputs, "inputs"),
                       grads = tensors_from(grad_outputs, "grad_outputs");
     ag::variable_list result;
     {
       py::gil_scoped_release nogil;
-      result = ag::grad(roots, wrt, grads, retain_graph, allow_unused);
+      result = ag::grad(roots, wrt, grads, retain_graph, allow_unused, create_graph);
     }
     return tensor_tuple(std::move(result));
-  }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs"), py::arg("retain_graph"), py::arg("allow_unused"));
+  }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs"), py::arg("retain_graph"), py::arg("allow_unused"),
+     py::arg("create_graph") = false);
 }
 
 }  // namespace opy

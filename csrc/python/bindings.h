@@ -18,6 +18,7 @@ void init_dtypes(py::module_& m);      // dtype_bindings.cpp: opdispatch.float32
 void init_tensor(py::module_& m);      // tensor_bindings.cpp: Tensor, numpy interop, factories
 void init_autograd(py::module_& m);   // autograd_bindings.cpp: Tensor.requires_grad, .grad, nodes, grad mode
 void init_hooks(py::module_& m);      // hook_bindings.cpp: register_hook, retain_grad, node hooks (after init_autograd)
+void init_function(py::module_& m);   // function_bindings.cpp: custom autograd Functions' node (after init_autograd)
 void init_operators(py::module_& m);   // operator_bindings.cpp: calling operators
 void init_library(py::module_& m);     // library_bindings.cpp: Library, Python kernels
 void init_dispatcher(py::module_& m);  // dispatcher_bindings.cpp: introspection, key sets, guards

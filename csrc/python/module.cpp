@@ -16,6 +16,7 @@ PYBIND11_MODULE(_C, m) {
   opy::init_runtime_types(m);  // Tensor.untyped_storage goes on the Tensor class init_tensor made
   opy::init_autograd(m);  // Tensor.requires_grad, .grad, ... go on the Tensor class init_tensor made
   opy::init_hooks(m);  // on the Tensor and Node classes init_autograd made
+  opy::init_function(m);  // _FunctionNode derives from the Node class init_autograd made
   opy::init_dispatcher(m);
   opy::init_operators(m);
   opy::init_library(m);

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Collection, Optional
 
+from ..fingerprint import digest
 from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from .engine import jobs as engine_jobs
@@ -34,12 +35,20 @@ def backend_jobs(model: Model, backend: BackendYaml) -> list[GroupJob]:
 
 
 def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None,
-                    layers: tuple[Layer, ...] = LAYERS) -> Section:
+                    layers: tuple[Layer, ...] = LAYERS, listed: Optional[Collection[str]] = None) -> Section:
     """Every group's job, or only those of ``groups`` (a selective build: opgen/selection). A
     group's files and key do not depend on which other groups are built (its codegen reads the
     whole model), so a selected group's files are byte-identical to the full build's; the
-    umbrellas list the section's groups, and remove_stale deletes the files of the others."""
-    return Section(None, _only(in_tree_jobs(model, config, cache, layers), groups), layout.UMBRELLAS, render_umbrellas)
+    umbrellas list the section's groups (of ``listed`` only, when given: a selective build's
+    registered groups, not those generated for their declarations alone), and remove_stale
+    deletes the files of the others."""
+    render = render_umbrellas if listed is None else partial(_listed_umbrellas, frozenset(listed))
+    inputs = "" if listed is None else " listed " + digest(",".join(sorted(listed)).encode())
+    return Section(None, _only(in_tree_jobs(model, config, cache, layers), groups), layout.UMBRELLAS, render, inputs)
+
+
+def _listed_umbrellas(listed: frozenset[str], files_by_group):
+    return render_umbrellas({group: files for group, files in files_by_group.items() if group in listed})
 
 
 def backend_section(model: Model, backend: BackendYaml, groups: Optional[Collection[str]] = None) -> Section:

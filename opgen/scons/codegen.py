@@ -167,7 +167,10 @@ def _session(env, label):
     return CacheSession(cache, label, remote, run=RUN)
 
 
-def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False) -> CodegenResult:
+def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool = False, compiled=None) -> CodegenResult:
+    """``compiled``: the groups whose units the build compiles (a selective build's registered
+    ones; the others it generates are declarations only); None: every group."""
+    compiled = None if compiled is None else frozenset(compiled)
     [section] = plan.sections
     nodes_of = _PlanNodes(plan, section)
     WORKERS.add(plan, section)
@@ -200,9 +203,10 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
         env.Precious(nodes)
         result.targets.extend(nodes)
         result.steps.append(nodes[0])
-        if every_file:
+        if every_file and (compiled is None or job.codegen.name in compiled):
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
             result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]
+        if every_file:
             result.codegen_of[job.codegen.name] = job.codegen
             result.key_of[job.codegen.name] = job.key
     # The umbrellas depend on which files each group has, and on what else the section says they
@@ -272,21 +276,25 @@ def _first_and_missing(out_dir: str, files: list[str]) -> list[str]:
     return [first, missing] if missing else [first]
 
 
-def _codegen(env, model, out_dir, config=None, node_per_file=True, groups=None):
-    """``groups``: only these operator groups (a selective build, e.g. env.OpgenSelection(...).groups);
-    None: every group of the model."""
+def _codegen(env, model, out_dir, config=None, node_per_file=True, groups=None, listed=None):
+    """``groups``: only these operator groups (a selective build, e.g. env.OpgenSelection(...).generated);
+    None: every group of the model. ``listed``: the groups the umbrella headers list (a selective
+    build's registered ones, OperatorSelection.groups); None: every group generated."""
     out = env.Dir(out_dir)
     session = _session(env, "scons")
-    plan = CodegenPlan(out.abspath, [in_tree_section(model, config or CodegenConfig(), session.cache, groups)], session)
-    return _declare(env, out, plan, node_per_file, selective=groups is not None)
+    section = in_tree_section(model, config or CodegenConfig(), session.cache, groups, listed=listed)
+    plan = CodegenPlan(out.abspath, [section], session)
+    return _declare(env, out, plan, node_per_file, selective=groups is not None, compiled=listed)
 
 
-def _backend_codegen(env, model, backend, out_dir, node_per_file=True, groups=None):
-    """The backend's files for every group it lists (of ``groups``, when given), under <out_dir>/backends/<Key>/."""
+def _backend_codegen(env, model, backend, out_dir, node_per_file=True, groups=None, compiled=None):
+    """The backend's files for every group it lists (of ``groups``, when given), under <out_dir>/backends/<Key>/;
+    ``compiled``: the groups whose registrations compile (a selective build's registered ones: its
+    kernels, compiled whole, include the headers of the declared ones too); None: every group."""
     out = env.Dir(out_dir)
     session = _session(env, f"scons --backend {backend.backend_key}")
     plan = CodegenPlan(out.abspath, [backend_section(model, backend, groups)], session)
-    return _declare(env, out, plan, node_per_file, selective=groups is not None)
+    return _declare(env, out, plan, node_per_file, selective=groups is not None, compiled=compiled)
 
 
 def register(env):

@@ -129,13 +129,16 @@ def _closures(env, obj_dir):
     return header_closures(env, GENERATED_CODE_HEADERS, f"{obj_dir}/header_closures")
 
 
-def _group_objects(env, codegen, obj_dir, closures):
+def _group_objects(env, codegen, obj_dir, closures, registered=None):
     """{group: [object]}: each group's unit, compiled with the generated code's flags (one
     environment: their commands differ only by their names, which SCons then expands once). The
     sources a unit includes are no dependencies of its object (the unit names their digests), and
-    the headers under each root of ``closures`` are its stamp (scan_rules.py)."""
+    the headers under each root of ``closures`` are its stamp (scan_rules.py). ``registered``: a
+    selective build's groups; the others generated (declared only: their headers) are not compiled."""
+    registered = None if registered is None else frozenset(registered)
     objects = {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
-               for group, sources in sorted(codegen.sources_by_group.items())}
+               for group, sources in sorted(codegen.sources_by_group.items())
+               if registered is None or group in registered}
     for group, nodes in objects.items():
         fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
     every_object = [node for nodes in objects.values() for result in nodes for node in result]
@@ -243,12 +246,15 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     config = CodegenConfig(keys=_dispatch_keys(name, keys)) if codegen is None else None
     selected = _selected(env, name, ops, model, config, codegen, kernels, runtime)
     if codegen is None:
-        codegen = env.OpgenCodegen(model, gen_dir, config=config, groups=selected.groups if selected else None)
+        codegen = env.OpgenCodegen(model, gen_dir, config=selected.config(config) if selected else config,
+                                   groups=selected.generated if selected else None,
+                                   listed=selected.groups if selected else None)
     if selected is not None:
         kernels = [node for node in _nodes(env, kernels) if selected.compiles(source_path(env, node))]
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch)
     closures = _closures(envs[ObjectKind.GENERATED], obj_dir)
-    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures)
+    group_objects = _group_objects(envs[ObjectKind.GENERATED], codegen, obj_dir, closures,
+                                   selected.groups if selected is not None else None)
     kernel_objects = _kernel_objects_by_source(envs[ObjectKind.KERNEL], kernels, obj_dir)
     own = [o for nodes in kernel_objects.values() for o in nodes] + list(objects)
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.

@@ -1,7 +1,8 @@
 """Selective builds in SCons: an operator selection file read, checked and closed (opgen/selection).
 
     selected = env.OpgenSelection("ops.yaml", model, config, sources=..., runtime_sources=...)
-    codegen = env.OpgenCodegen(model, "build/gen", config=config, groups=selected.groups)
+    codegen = env.OpgenCodegen(model, "build/gen", config=selected.config(config), groups=selected.generated,
+                               listed=selected.groups)
 
 loads the selection (torchgen's selection yaml or a plain list; a bad one stops the build with
 its FILE:LINE errors and exit status 2), prints its warnings, closes it over the model (what
@@ -14,6 +15,7 @@ implement and call) and says what it holds::
 this repository's SConstruct calls it with csrc/ (``scons --ops=FILE``) and hands the result on
 as ``ops=``. No opgen logic lives here.
 """
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -41,6 +43,17 @@ class OperatorSelection:
     def groups(self) -> tuple[str, ...]:
         """The operator groups the build generates, compiles and registers."""
         return self.closure.groups
+
+    @property
+    def generated(self) -> tuple[str, ...]:
+        """The groups whose files the build generates: ``groups``, and those only declared (a
+        compiled kernel source implements them too, so includes their headers; their units are
+        not compiled)."""
+        return self.closure.generated
+
+    def config(self, config: CodegenConfig) -> CodegenConfig:
+        """``config`` for this selection: the groups no entry uses for training get no autograd layer."""
+        return dataclasses.replace(config, inference=frozenset(self.closure.inference))
 
     def compiles(self, path: str) -> bool:
         """Whether the hand-written source ``path`` is compiled: the closure's, or one it does not know."""
@@ -73,8 +86,11 @@ def _selection(env, ops, model, config=None, sources: Optional[Mapping[str, str]
             continue
         print(f"{path}: warning: includes {header}, which no operator group of the yaml generates", file=sys.stderr)
     everything = " (include_all_operators)" if selection.include_all is not None else ""
+    declared = f" (and {len(closure.declared)} declared only)" if closure.declared else ""
+    inference = (f", {len(closure.inference)} without autograd" if closure.inference and config is not None
+                 and config.generates_autograd else "")
     report(f"[opgen] operator selection {name}: {len(selection.keys)} operators selected{everything}, "
-           f"{len(closure.groups)}/{len(model.operator_groups)} groups after closure")
+           f"{len(closure.groups)}/{len(model.operator_groups)} groups after closure{declared}{inference}")
     return OperatorSelection(name, selection, closure, frozenset(hand.sources))
 
 

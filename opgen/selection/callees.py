@@ -7,7 +7,9 @@ formulas calling other operators. Only the groups asked for are rendered, each o
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
+from functools import cached_property
 
 from ..gen.engine.config import CodegenConfig
 from ..gen.group import GroupCodegen
@@ -27,6 +29,15 @@ class GeneratedCallees:
         self._memo: dict[str, tuple[tuple[str, str], ...]] = {}
         self._lock = threading.Lock()
         self.rendered = 0  # groups rendered so far (for reports and tests)
+
+    @cached_property
+    def inference(self) -> "GeneratedCallees":
+        """The same, for groups used for no training: rendered without the autograd layer, so an
+        autograd formula's callees are not theirs."""
+        if not self.config.generates_autograd:
+            return self
+        everything = frozenset(self._groups)
+        return GeneratedCallees(self.model, dataclasses.replace(self.config, inference=everything))
 
     def __call__(self, group: str) -> tuple[tuple[str, str], ...]:
         with self._lock:

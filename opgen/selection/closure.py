@@ -2,15 +2,28 @@
 
 The unit is the operator group: a selected operator brings its whole group (its other
 overloads, the out= its functional delegates to, what autogen made from it). Then, to a
-fixpoint, breadth first (so a group's first reason is its shortest path to a root):
+fixpoint, breadth first (so a group's first reason is its shortest path to a root), the closure
+*by operator*: a group is kept (generated, compiled, registered) only when something kept needs
+it:
 
 * what a group's generated code calls (``generated_includes``: group -> callee groups, or
-  (callee, generated file) pairs; ``callees.GeneratedCallees`` renders and scans the files);
-* hand-written sources: one implementing a group in the closure is compiled, so everything it
-  includes must be generated: the groups it calls, and the other groups it implements;
-* the runtime's sources and support code (sources implementing no group) are always compiled,
-  so the groups they call are always in; an umbrella header included by a compiled source
-  brings every group.
+  (callee, generated file) pairs; ``callees.GeneratedCallees`` renders and scans the files),
+  its autograd formulas' callees only when the group is used for training;
+* the groups a structured function delegates to;
+* hand-written sources: one implementing a kept group is compiled, so the groups it calls are
+  kept; the runtime's sources and support code (sources implementing no group) are always
+  compiled, so the groups they call, and those whose native kernels a runtime source names
+  (``ops/<g>_native.h``: a backend's autograd kernels call them), are always kept; an umbrella
+  header included by a compiled source keeps every group.
+
+A compiled source's *other* groups (``unary_ops.cpp`` compiled for ``clamp`` also implements
+``cos``) are only *declared*: their headers are generated, since the source includes them, but
+their units are not compiled and nothing registers them, so they raise like any left-out
+operator and the linker can drop their kernels.
+
+Training: a group kept for an entry with ``is_used_for_training: true`` (or for a kept group
+used for training, or for the runtime when any entry is) gets the autograd layer; every other
+kept group is listed in ``inference`` and generated without it (CodegenConfig.inference).
 """
 from __future__ import annotations
 
@@ -33,6 +46,8 @@ class ReasonKind(Enum):
     STRUCTURED = "structured"            # a function of another group delegates to one of its out=
     GENERATED = "generated"              # another group's generated code calls it
     CALLED_BY_SOURCE = "called"          # a compiled kernel source calls it
+    # Not a reason to keep a group any more (the closure is by operator: such groups are only
+    # declared, Closure.declared); kept so that callers naming it still import.
     IMPLEMENTED_BESIDE = "beside"        # a compiled kernel source implements it too
     RUNTIME_CALL = "runtime call"        # the runtime calls it
     RUNTIME_IMPL = "runtime impl"        # the runtime implements it
@@ -102,6 +117,16 @@ class Closure:
     group_of: Mapping[str, str] = field(default_factory=dict)         # operator key -> group
     unresolved: tuple[tuple[str, str], ...] = ()     # (compiled source, ops/ header no group of the yaml has)
     model_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # every operator and group
+    group_of_model: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # every operator -> group
+    # Groups whose headers are generated, not registered: a compiled source implements them too.
+    declared: tuple[str, ...] = ()                   # sorted, none of them in groups
+    declared_by: Mapping[str, tuple[str, Optional[str]]] = field(default_factory=dict)  # group -> (source, group it is compiled for)
+    inference: tuple[str, ...] = ()                  # kept groups used for no training: no autograd layer, sorted
+
+    @property
+    def generated(self) -> tuple[str, ...]:
+        """Every group whose files the build generates: the kept ones and the declared ones, sorted."""
+        return tuple(sorted(self.groups + self.declared))
 
     @property
     def selected_groups(self) -> tuple[str, ...]:
@@ -135,6 +160,12 @@ class Closure:
             reason = self.source_reasons[name]
             tail = "; " + "; ".join(self.chain(reason.group)) if reason.group else ""
             return f"{name}: compiled: {reason.text()}{tail}"
+        declared = self.declared_by.get(self.group_of_model.get(name, name))
+        if declared is not None:
+            source, via = declared
+            why = f"compiled for {via}; " + "; ".join(self.chain(via)) if via else "part of the runtime"
+            return (f"{name}: not in the build: nothing selected needs it; only its declarations are generated, "
+                    f"for {source}, which is {why}")
         nearest = close_match(name, list(self.reasons) + list(self.group_of))
         hint = f" (nearest in the build: {nearest})" if nearest else ""
         if name in self.model_names:
@@ -159,37 +190,45 @@ def close_selection(selection: Selection, model: Model, generated_includes: Call
                     runtime_sources: Collection[str] = ()) -> Closure:
     """The closure of ``selection`` over ``model``: see the module's docstring. ``sources`` maps a
     hand-written C++ file's path to its text (or is already indexed); ``runtime_sources`` names
-    the runtime's files among them."""
+    the runtime's files among them. ``generated_includes`` is asked of groups used for training;
+    its ``inference`` attribute, when it has one (GeneratedCallees), of the others."""
     groups_by_name = {g.name: g for g in model.operator_groups}
     group_of = {f.key: f.root_name for f in model.functions}
     hand = sources if isinstance(sources, HandWritten) else index_sources(sources or {}, groups_by_name, runtime_sources)
+    inference_includes = getattr(generated_includes, "inference", generated_includes)
     walk = _Walk(set(groups_by_name), hand)
 
     if selection.include_all is not None:
         for group in sorted(groups_by_name):
-            walk.add(group, Reason(ReasonKind.SELECTED_ALL, location=selection.include_all))
+            walk.add(group, Reason(ReasonKind.SELECTED_ALL, location=selection.include_all), training=True)
     for entry in selection.operators:
         for key in entry.keys:
-            walk.add(group_of[key], Reason(ReasonKind.SELECTED, operator=key, location=entry.location))
+            walk.add(group_of[key], Reason(ReasonKind.SELECTED, operator=key, location=entry.location),
+                     training=entry.is_used_for_training)
+    # The runtime's own calls serve whatever the program does: trained when anything is.
+    runtime_training = selection.include_all is not None or any(e.is_used_for_training for e in selection.operators)
     for path in hand.always_compiled():
-        walk.compile(path, SourceReason("runtime" if path in hand.runtime else "support"))
+        walk.compile(path, SourceReason("runtime" if path in hand.runtime else "support"), runtime_training)
 
     frontier = walk.take_new()
     while frontier:
         for group in sorted(frontier):
+            training = group in walk.training
             for f in groups_by_name[group].functions:
                 delegate = f.structured_delegate and model.by_name.get(f.structured_delegate)
                 if delegate and delegate.root_name != group:
-                    walk.add(delegate.root_name, Reason(ReasonKind.STRUCTURED, via=group, operator=f.key, detail=delegate.key))
-            for item in generated_includes(group):
+                    walk.add(delegate.root_name, Reason(ReasonKind.STRUCTURED, via=group, operator=f.key,
+                                                        detail=delegate.key), training)
+            for item in (generated_includes if training else inference_includes)(group):
                 callee, file = (item, None) if isinstance(item, str) else item
                 if callee != group:
-                    walk.add(callee, Reason(ReasonKind.GENERATED, via=group, source=file or f"code of {group}"))
+                    walk.add(callee, Reason(ReasonKind.GENERATED, via=group, source=file or f"code of {group}"), training)
             for path in hand.implementers.get(group, ()):
-                walk.compile(path, SourceReason("implements", group))
+                walk.compile(path, SourceReason("implements", group), training)
         frontier = walk.take_new()
 
     closed = sorted(walk.reasons)
+    declared_by = _declared(walk.declared, set(closed), generated_includes)
     operators = sorted(f.key for g in closed for f in groups_by_name[g].functions)
     unresolved = tuple((path, header) for path in sorted(walk.compiled) for header in hand.sources[path].unresolved)
     return Closure(
@@ -198,21 +237,43 @@ def close_selection(selection: Selection, model: Model, generated_includes: Call
         sources=tuple(sorted(walk.compiled)), source_reasons=dict(sorted(walk.compiled.items())),
         selected=selection.keys, operator_notes=_operator_notes(selection, model, set(closed)),
         group_of={key: group_of[key] for key in operators}, unresolved=unresolved,
-        model_names=frozenset(group_of) | frozenset(groups_by_name),
+        model_names=frozenset(group_of) | frozenset(groups_by_name), group_of_model=group_of,
+        declared=tuple(sorted(declared_by)), declared_by=declared_by,
+        inference=tuple(g for g in closed if g not in walk.training),
     )
 
 
+def _declared(found: Mapping[str, tuple[str, Optional[str]]], kept: set[str],
+              generated_includes: Callable[[str], Iterable[Callee]]) -> dict[str, tuple[str, Optional[str]]]:
+    """The groups implemented by compiled sources that nothing kept needs, and the groups their
+    generated headers include (a header of theirs must compile too), sorted."""
+    declared = {g: why for g, why in found.items() if g not in kept}
+    pending = sorted(declared)
+    while pending:
+        group = pending.pop()
+        for item in generated_includes(group):
+            callee, file = (item, "") if isinstance(item, str) else item
+            if file.endswith(".h") and callee not in kept and callee not in declared:
+                declared[callee] = declared[group]
+                pending.append(callee)
+    return dict(sorted(declared.items()))
+
+
 class _Walk:
-    """The closure as it grows: reasons per group, compiled sources, groups new since last taken."""
+    """The closure as it grows: reasons per group, the groups used for training, compiled sources,
+    the groups compiled sources implement beside, groups new (or newly trained) since last taken."""
 
     def __init__(self, groups: set[str], hand: HandWritten):
         self.groups = groups
         self.hand = hand
         self.reasons: dict[str, list[Reason]] = {}
+        self.training: set[str] = set()
         self.compiled: dict[str, SourceReason] = {}
+        self.declared: dict[str, tuple[str, Optional[str]]] = {}   # group -> (source, group it is compiled for)
+        self._trained_sources: set[str] = set()
         self._new: list[str] = []
 
-    def add(self, group: str, reason: Reason) -> None:
+    def add(self, group: str, reason: Reason, training: bool) -> None:
         if group not in self.groups:
             return
         known = self.reasons.get(group)
@@ -221,28 +282,40 @@ class _Walk:
             self._new.append(group)
         elif reason not in known:
             known.append(reason)
+        if training and group not in self.training:
+            # Trained now: walked again, with its autograd files' callees.
+            self.training.add(group)
+            if known is not None:
+                self._new.append(group)
 
     def take_new(self) -> list[str]:
-        new, self._new = self._new, []
+        new, self._new = list(dict.fromkeys(self._new)), []
         return new
 
-    def compile(self, path: str, why: SourceReason) -> None:
-        if path in self.compiled:
+    def compile(self, path: str, why: SourceReason, training: bool) -> None:
+        if path in self.compiled and (not training or path in self._trained_sources):
             return
-        self.compiled[path] = why
+        why = self.compiled.setdefault(path, why)
+        if training:
+            self._trained_sources.add(path)
         facts = self.hand.sources[path]
         runtime = path in self.hand.runtime
         call = ReasonKind.RUNTIME_CALL if runtime else ReasonKind.SUPPORT if facts.is_support else ReasonKind.CALLED_BY_SOURCE
         for group in facts.calls:
             if group != why.group:
-                self.add(group, Reason(call, via=why.group, source=path))
+                self.add(group, Reason(call, via=why.group, source=path), training)
         for group in facts.implements:
-            if group != why.group:
-                kind = ReasonKind.RUNTIME_IMPL if runtime else ReasonKind.IMPLEMENTED_BESIDE
-                self.add(group, Reason(kind, via=why.group, source=path))
+            if group == why.group:
+                continue
+            if runtime:
+                # Always compiled, and it may call the native kernels whose headers it includes
+                # (a backend's autograd kernels call op::native::matmul): their files must compile.
+                self.add(group, Reason(ReasonKind.RUNTIME_IMPL, via=why.group, source=path), training)
+            else:
+                self.declared.setdefault(group, (path, why.group))
         for header in facts.umbrellas:
             for group in sorted(self.groups):
-                self.add(group, Reason(ReasonKind.UMBRELLA, via=why.group, source=path, detail=header))
+                self.add(group, Reason(ReasonKind.UMBRELLA, via=why.group, source=path, detail=header), training)
 
 
 def _operator_notes(selection: Selection, model: Model, groups: set[str]) -> dict[str, str]:

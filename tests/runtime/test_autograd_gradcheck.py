@@ -622,3 +622,22 @@ def test_masked_fill_broadcasts_self_with_the_mask(opdispatch):
     assert filled.tolist() == [[-1.0, 2.0, 3.0], [1.0, -1.0, -1.0]]
     assert od.autograd.gradcheck(lambda t: od.masked_fill(t, mask, -1.0), (x,))
     assert od.masked_fill(_leaf(od, 4.0), od.tensor([True, False]), 0.0).tolist() == [0.0, 4.0]
+
+
+# --- second order ----------------------------------------------------------------------------------
+
+def _gradgrad_params():
+    """Each function's first case on contiguous inputs: gradgradcheck differentiates the backward
+    pass itself (create_graph=True), whose nodes are the same generated ones every layout meets."""
+    for name in sorted(CASES):
+        c = CASES[name][0]
+        if _applies("contiguous", c.specs):
+            yield pytest.param(name, c, id=f"{name}-{c.id}")
+
+
+@pytest.mark.parametrize("name, c", list(_gradgrad_params()))
+def test_gradgradcheck(opdispatch, name, c):
+    od = opdispatch
+    inputs = _inputs(od, c, "contiguous")
+    fn = lambda *args: c.fn(od, *args)  # noqa: E731
+    assert od.autograd.gradgradcheck(fn, tuple(inputs), eps=c.eps, atol=c.atol, rtol=c.rtol)

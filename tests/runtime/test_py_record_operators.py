@@ -82,6 +82,21 @@ def test_the_writer_is_opgens_byte_for_byte(opdispatch, pairs):
     from opdispatch.recording import selection_yaml
     assert selection_yaml(pairs) == opgen_selection_yaml(pairs)
     assert selection_yaml(reversed(pairs)) == opgen_selection_yaml(pairs)
+    assert selection_yaml(pairs, training=False) == opgen_selection_yaml(pairs, training=False)
+
+
+def test_an_inference_program_records_no_training(opdispatch, tmp_path):
+    """record_operators(training=False): every entry says is_used_for_training: false, so its
+    selective build generates no autograd kernels for them (tests/scons/test_selective_by_operator.py)."""
+    path = tmp_path / "ops.yaml"
+    with opdispatch.record_operators(path, training=False) as recorded:
+        opdispatch.tensor([1.0, -2.0]).neg()
+    text = path.read_text()
+    assert "is_used_for_training: false" in text and "is_used_for_training: true" not in text
+    assert text == opgen_selection_yaml(recorded.operators.items(), training=False)
+    with opdispatch.record_operators(path) as recorded:
+        opdispatch.tensor([1.0, -2.0]).neg()
+    assert "is_used_for_training: true" in path.read_text()
 
 
 def test_same_program_same_bytes_and_an_unchanged_file_is_not_rewritten(opdispatch, tmp_path):

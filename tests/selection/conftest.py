@@ -36,3 +36,13 @@ def close(our_model, our_callees, our_csrc):
         return close_selection(selection, our_model, generated or our_callees,
                                our_csrc if sources is None else sources, runtime)
     return run
+
+
+@pytest.fixture
+def close_yaml(our_model, our_callees, our_csrc):
+    """close_yaml("operators: ...") -> the closure of that torchgen selection yaml (ops.yaml) over our
+    yaml and the checkout's csrc/."""
+    def run(text):
+        selection = parse_selection(text.encode(), "ops.yaml", our_model)
+        return close_selection(selection, our_model, our_callees, our_csrc)
+    return run

@@ -102,25 +102,27 @@ def test_a_plain_callable_of_group_names_is_enough(our_model):
 
 def test_a_composites_callees_through_its_kernel_source(close):
     """nll_loss (CompositeImplicitAutograd) is implemented in csrc/native/loss_ops.cpp, which calls
-    nll_loss_forward and implements nll_loss_nd: compiling it for nll_loss brings both."""
+    nll_loss_forward and implements nll_loss_nd: compiling it for nll_loss keeps what it calls,
+    and only declares (generates the headers of) what it implements beside."""
     closure = close("nll_loss\n")
-    assert {"nll_loss", "nll_loss_nd", "nll_loss_forward"} <= set(closure.groups)
+    assert {"nll_loss", "nll_loss_forward"} <= set(closure.groups)
+    assert "nll_loss_nd" not in closure.groups and "nll_loss_nd" in closure.declared
+    assert "nll_loss_nd" in closure.generated and "nll_loss_nd" not in closure
     assert closure.source_reasons["csrc/native/loss_ops.cpp"].text() == "implements nll_loss"
     assert closure.explain("nll_loss_forward").splitlines()[0] == (
         "nll_loss_forward: called by csrc/native/loss_ops.cpp, which implements nll_loss; nll_loss: selected at ops.txt:1")
-    assert closure.explain("nll_loss_nd").splitlines()[0] == (
-        "nll_loss_nd: implemented in csrc/native/loss_ops.cpp, which is compiled for nll_loss; nll_loss: selected at ops.txt:1")
+    assert closure.explain("nll_loss_nd") == (
+        "nll_loss_nd: not in the build: nothing selected needs it; only its declarations are generated, for "
+        "csrc/native/loss_ops.cpp, which is compiled for nll_loss; nll_loss: selected at ops.txt:1")
 
 
 def test_a_kernels_callees_and_the_fixpoint(close):
-    """matmul's kernel calls mm and bmm; compiling linear_algebra.cpp for them brings addmm."""
+    """matmul's kernel calls mm and bmm; compiling linear_algebra.cpp for them declares addmm, not keeps it."""
     closure = close("matmul\n")
     assert closure.explain("mm").splitlines()[0] == (
         "mm: called by csrc/native/matmul.cpp, which implements matmul; matmul: selected at ops.txt:1")
     assert "csrc/native/linear_algebra.cpp" in closure.sources
-    assert closure.explain("addmm").splitlines()[0] == (
-        "addmm: implemented in csrc/native/linear_algebra.cpp, which is compiled for bmm; "
-        "bmm: called by csrc/native/matmul.cpp, which implements matmul; matmul: selected at ops.txt:1")
+    assert "addmm" not in closure.groups and closure.declared_by["addmm"][0] == "csrc/native/linear_algebra.cpp"
     assert closure.explain("csrc/native/linear_algebra.cpp") == (
         "csrc/native/linear_algebra.cpp: compiled: implements bmm; "
         "bmm: called by csrc/native/matmul.cpp, which implements matmul; matmul: selected at ops.txt:1")

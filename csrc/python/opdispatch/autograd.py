@@ -9,21 +9,27 @@ engine in csrc/autograd/.
 
 Tensor attributes (bound in C++, autograd_bindings.cpp): requires_grad (settable),
 requires_grad_(), grad (settable), grad_fn, is_leaf, detach(), _version; Tensor.backward is
-installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py.
+installed from here. Grad mode (no_grad, enable_grad, set_grad_enabled) is in grad_mode.py,
+custom Functions (Function, once_differentiable) in function.py.
 Misuse raises opdispatch.Error in PyTorch's words.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from opdispatch import _C
 from opdispatch.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from opdispatch.gradcheck import GradcheckError, gradcheck  # noqa: F401
+from opdispatch.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from opdispatch import function  # noqa: F401 - od.autograd.function.once_differentiable, as in torch
+from opdispatch.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+
+sys.modules[__name__ + ".function"] = function  # `from opdispatch.autograd.function import ...` works too
 
 Node = _C.Node
 
-__all__ = ["GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "enable_grad", "grad", "gradcheck",
+           "gradgradcheck", "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
 
 
 def _as_tuple(value, what: str) -> tuple:
@@ -46,31 +52,31 @@ def _grads_for(tensors: tuple, grad_tensors, what: str) -> tuple:
     return grads
 
 
-def _check_create_graph(create_graph: bool) -> None:
-    if create_graph:
-        raise _C.Error("create_graph=True is not supported: the engine does not record the backward pass")
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False) -> None:
     """Accumulates the gradients of `tensors` (a Tensor or a sequence) into the .grad of the leaves
     they were computed from. `grad_tensors` weights each (the gradient of some scalar with respect
     to it); None is 1 and only works for one-element tensors. Without `retain_graph` the graph's
-    saved tensors are freed, so a second backward through it raises."""
-    _check_create_graph(create_graph)
+    saved tensors are freed, so a second backward through it raises. With `create_graph` the
+    backward pass records its own graph (the .grad it leaves can be differentiated again);
+    `retain_graph` then defaults to True."""
     roots = _as_tuple(tensors, "tensors")
-    _C._autograd_backward(list(roots), list(_grads_for(roots, grad_tensors, "grad_tensors")), bool(retain_graph))
+    retain = create_graph if retain_graph is None else retain_graph
+    _C._autograd_backward(list(roots), list(_grads_for(roots, grad_tensors, "grad_tensors")), bool(retain),
+                          bool(create_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
          allow_unused: bool | None = None) -> tuple:
     """The gradients of `outputs` with respect to `inputs` (each a Tensor or a sequence), as a
     tuple with one entry per input; nothing is accumulated into .grad. An input the outputs do not
-    depend on raises, or gives None when `allow_unused`."""
-    _check_create_graph(create_graph)
+    depend on raises, or gives None when `allow_unused`. With `create_graph` the gradients have
+    history (Hessian-vector products, gradient penalties); `retain_graph` then defaults to True."""
     roots = _as_tuple(outputs, "outputs")
     wrt = _as_tuple(inputs, "inputs")
     grads = _grads_for(roots, grad_outputs, "grad_outputs")
-    return _C._autograd_grad(list(roots), list(wrt), list(grads), bool(retain_graph), bool(allow_unused))
+    retain = create_graph if retain_graph is None else retain_graph
+    return _C._autograd_grad(list(roots), list(wrt), list(grads), bool(retain), bool(allow_unused),
+                             bool(create_graph))
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph: bool = False) -> None:

@@ -1,5 +1,6 @@
 """opdispatch.autograd.gradcheck: checks the gradients backward computes against finite
-differences, as torch.autograd.gradcheck does.
+differences, as torch.autograd.gradcheck does; gradgradcheck does the same for the gradients
+of those gradients (a backward with create_graph=True), as torch.autograd.gradgradcheck does.
 
     x = opdispatch.randn(3, 4, dtype=opdispatch.float64, requires_grad=True)
     opdispatch.autograd.gradcheck(lambda a: (a * a).sum(), (x,))    # True, or GradcheckError
@@ -22,7 +23,7 @@ import numpy as np
 
 from opdispatch import _C
 from opdispatch.creation import move_to, tensor
-from opdispatch.grad_mode import no_grad
+from opdispatch.grad_mode import enable_grad, no_grad
 
 Jacobians = list  # [output][input] -> np.ndarray of shape (input.numel(), output.numel())
 
@@ -151,3 +152,37 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 return _fail(f"Jacobian mismatch for output {indices[o]} with respect to input {j},\n"
                              f"numerical:{_show(n)}\nanalytical:{_show(a)}\n", raise_exception)
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True) -> bool:
+    """gradcheck of the vector-Jacobian product of func: the function (inputs, v) ->
+    autograd.grad(func(*inputs), inputs, v, create_graph=True), whose own gradients are second
+    derivatives of func (and the Jacobian itself, with respect to v). `grad_outputs` are the v,
+    one per output that requires grad; by default random float64 tensors, which gradcheck also
+    differentiates against."""
+    inputs = _as_tuple(inputs)
+    wrt = _differentiable(inputs)
+    outputs = _as_tuple(func(*inputs))
+    indices = [i for i, o in enumerate(outputs) if isinstance(o, _C.Tensor) and o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(tensor(rng.standard_normal(outputs[i].shape), dtype=outputs[i].dtype, device=outputs[i].device,
+                                    requires_grad=True)
+                             for i in indices)
+    grad_outputs = _as_tuple(grad_outputs)
+    if len(grad_outputs) != len(indices):
+        raise ValueError(f"gradgradcheck expects one grad_output per output that requires grad: got "
+                         f"{len(grad_outputs)} for {len(indices)}")
+    del outputs
+
+    def vector_jacobian_product(*inputs_and_vectors):
+        inner_inputs, vectors = inputs_and_vectors[:len(inputs)], inputs_and_vectors[len(inputs):]
+        with enable_grad():  # gradcheck's finite differences evaluate under no_grad
+            outs = _as_tuple(func(*inner_inputs))
+            grads = _C._autograd_grad([outs[i] for i in indices], _differentiable(inner_inputs), list(vectors), True,
+                                      True, True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(vector_jacobian_product, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

@@ -30,7 +30,7 @@ HEADER = "# Operators selected for an opdispatch build (torchgen's selection yam
 DEFAULT_NAMESPACE = "aten"
 
 
-def selection_yaml(operators: Iterable[tuple[str, bool]]) -> str:
+def selection_yaml(operators: Iterable[tuple[str, bool]], training: bool = True) -> str:
     """torchgen's selection yaml of (name, is_root) pairs: names as the dispatcher writes them
     (aten::add.Tensor, aten::mm, myops::scale; a name without namespace is aten's), one entry per
     name, a root when any pair of it is, sorted by name."""
@@ -44,7 +44,7 @@ def selection_yaml(operators: Iterable[tuple[str, bool]]) -> str:
     for name in sorted(roots):
         lines.append(f"  {name}:\n"
                      f"    is_root_operator: {'true' if roots[name] else 'false'}\n"
-                     f"    is_used_for_training: true\n"
+                     f"    is_used_for_training: {'true' if training else 'false'}\n"
                      f"    include_all_overloads: false\n")
     return "".join(lines)
 
@@ -59,11 +59,12 @@ def _check_destination(path: str) -> None:
         raise IsADirectoryError(f"record_operators: cannot write {path}: it is a directory")
 
 
-def write_selection(path: Union[str, os.PathLike], operators: Iterable[tuple[str, bool]]) -> bool:
+def write_selection(path: Union[str, os.PathLike], operators: Iterable[tuple[str, bool]], training: bool = True) -> bool:
     """Writes the selection of ``operators`` to ``path`` unless it already holds those bytes (its
-    mtime then stays put); True when written. Atomic: readers see the old file or the new one."""
+    mtime then stays put); True when written. Atomic: readers see the old file or the new one.
+    ``training``: False writes every entry ``is_used_for_training: false`` (no autograd layer for them)."""
     path = os.fspath(path)
-    data = selection_yaml(operators).encode("utf-8")
+    data = selection_yaml(operators, training).encode("utf-8")
     try:
         with open(path, "rb") as handle:
             if handle.read() == data:
@@ -87,10 +88,13 @@ def write_selection(path: Union[str, os.PathLike], operators: Iterable[tuple[str
 class record_operators(contextlib.ContextDecorator):
     """Records the operators called while the block (or decorated function) runs and writes them
     to ``path`` as torchgen's selection yaml on exit. After exit, ``operators`` maps each recorded
-    name to whether it was a root (name order) and ``written`` says whether the file changed."""
+    name to whether it was a root (name order) and ``written`` says whether the file changed.
+    ``training=False``: an inference program; its entries say ``is_used_for_training: false``, so
+    its selective build generates no autograd kernels for them."""
 
-    def __init__(self, path: Union[str, os.PathLike]):
+    def __init__(self, path: Union[str, os.PathLike], training: bool = True):
         self.path = os.fspath(path)
+        self.training = training
         self.operators: dict[str, bool] = {}
         self.written: Optional[bool] = None
         self._destination: Optional[str] = None
@@ -108,7 +112,7 @@ class record_operators(contextlib.ContextDecorator):
         recorder, self._recorder = self._recorder, None
         recorded = recorder.stop()
         self.operators = dict(recorded)
-        self.written = write_selection(self._destination, recorded)
+        self.written = write_selection(self._destination, recorded, self.training)
         return False  # an exception of the block propagates, after the file is written
 
     def __repr__(self) -> str:

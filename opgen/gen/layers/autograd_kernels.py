@@ -86,7 +86,7 @@ _ARGSIZE = re.compile(r"_sym_argsize_(minus_)?(\d+)$")
 
 
 def _tensor_field(name: str) -> SavedField:
-    return SavedField(name, "autograd::SavedVariable", f"TensorBase {name} = {name}_.unpack(name());", f"{name}_.reset();")
+    return SavedField(name, "autograd::SavedVariable", f"TensorBase {name} = {name}_.unpack(*this);", f"{name}_.reset();")
 
 
 def saved_argument(name: str, t: Type) -> tuple[SavedField, str]:
@@ -95,7 +95,7 @@ def saved_argument(name: str, t: Type) -> tuple[SavedField, str]:
         return _tensor_field(name), "{}"
     if t == OPTIONAL_TENSOR:
         field = SavedField(name, "autograd::SavedVariable",
-                           f"std::optional<TensorBase> {name}; if ({name}_.defined()) {name} = {name}_.unpack(name());",
+                           f"std::optional<TensorBase> {name}; if ({name}_.defined()) {name} = {name}_.unpack(*this);",
                            f"{name}_.reset();")
         return field, "{}.has_value() ? *{} : TensorBase()"
     if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name in (BaseTy.int, BaseTy.SymInt):
@@ -468,8 +468,10 @@ def _save_input(name: str, arg_types: dict[str, Type], inplace: bool, headers: s
         value = expr.replace("{}", name)
         if field.member_type == "autograd::SavedVariable":
             if inplace and name == "self":  # self is about to change: keep its value as it was
+                # Cloned at Autograd, as PyTorch does: the copy's history leads back to self's,
+                # so a double backward differentiates the formula through it.
                 headers.add(layout.api_header("clone"))
-                value = "([&]() -> TensorBase { autograd::BelowAutograd below; return op::clone(self); })()"
+                value = "op::clone(self)"
             return f"  grad_fn->{name}_ = autograd::SavedVariable({value}, false);"
         return f"  grad_fn->{name}_ = {value};"
     field, expr = saved_derived(name, arg_types)
@@ -528,6 +530,8 @@ def _inplace_or_view_kernel(f: NativeFunction, d: AutogradDecision) -> Kernel:
 def _autograd_keys(codegen: "GroupCodegen") -> list[DispatchKey]:
     """The autograd keys the group has kernels at (from the decisions alone: no formula is
     translated to know the file list)."""
+    if not codegen.config.trains(codegen.name):
+        return []  # a selective build's inference-only group
     decisions = [codegen.config.autograd.decision(f) for f in codegen.group.functions]
     keys = []
     if DispatchKey.Autograd in codegen.config.keys and any(d.registers_autograd for d in decisions):
@@ -561,7 +565,10 @@ def _render_autograd(codegen: "GroupCodegen") -> dict[str, str]:
 
 
 def _autograd_fields(group: OperatorGroup, config: CodegenConfig) -> dict[str, str]:
-    """The group's autograd facts (``AutogradModel.fingerprint``) enter its content key."""
+    """The group's autograd facts (``AutogradModel.fingerprint``) enter its content key; an
+    inference-only group's key says it has no autograd files instead."""
+    if not config.trains(group.name):
+        return {"autograd": "inference"}
     return {"autograd": config.autograd.fingerprint(group)}
 
 
