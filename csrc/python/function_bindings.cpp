@@ -134,9 +134,12 @@ py::list wrap_outputs(const std::shared_ptr<PyFunctionNode>& node, py::sequence 
       continue;
     }
     const bool keep_caller_history = !is_dirty && (among(t, inputs) || ag::requires_grad(t));
-    const TensorBase out = keep_caller_history ? ag::detach(t) : t;
+    TensorBase out = keep_caller_history ? ag::detach(t) : t;
+    const bool restricted_view = differentiable && ag::is_view(t);
+    if (restricted_view)  // an in-place change to it would bypass the custom backward: refused, as PyTorch does
+      out = ag::as_view(ag::view_base(t), out, ag::CreationMeta::InCustomFunction);
     ag::set_history(differentiable ? out : TensorBase(), node);  // undefined: a placeholder
-    result.append(keep_caller_history ? wrap_tensor(out) : py::reinterpret_borrow<py::object>(item));
+    result.append(keep_caller_history || restricted_view ? wrap_tensor(out) : py::reinterpret_borrow<py::object>(item));
   }
   OP_CHECK(dirty_returned >= dirty.size(),
            "Some elements marked as dirty during the forward method were not returned as output. The inputs that "
