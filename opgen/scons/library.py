@@ -28,7 +28,8 @@ A selective build (``ops="ops.yaml"``: torchgen's selection yaml or a list of op
 one stops the build with FILE:LINE errors and exit status 2) generates, compiles and registers
 only the operator groups the selection needs (selection.py: its closure over the model, the
 groups' generated code and ``kernels``), and compiles only the kernels implementing them (and
-those implementing no group). When the caller generates (``codegen=``), it passes
+those implementing no group); the kernels of the groups it leaves out are not exported, so the
+link's garbage collection drops those a compiled file holds (opgen/selection/exports.py). When the caller generates (``codegen=``), it passes
 ``ops=env.OpgenSelection(...)``, whose groups its codegen was given.
 
 After each link, the objects' and the library's sizes are recorded in the codegen cache
@@ -60,6 +61,7 @@ from opgen.scons.sdk import find_runtime
 from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
 from opgen.scons.sizes import record_object_sizes
 from opgen.scons.stop import stop
+from opgen.selection.exports import unregistered_kernels, version_script
 from opgen.scons.toolset.cuda_arch import ArchError
 from opgen.scons.toolset.cuda_arch import parse as parse_cuda_arch
 
@@ -185,6 +187,18 @@ def _selected(env, name, ops, model, config, codegen, kernels, runtime):
                               include_dirs=[runtime.include_dir])
 
 
+def _unregistered_kernels(env, model, codegen, selected, obj_dir):
+    """A selective library's version script hiding the kernels of the groups it does not register,
+    which --gc-sections then drops (opgen/selection/exports.py); None for a full build."""
+    if selected is None:
+        return None
+    any_group = next(iter(codegen.codegen_of.values()), None)
+    if any_group is None:
+        return None
+    patterns = unregistered_kernels(model, any_group.config, selected.groups)
+    return env.Textfile(f"{obj_dir}/unregistered_kernels.ver", [version_script(patterns)])[0]
+
+
 def _nodes(env, files):
     return env.Flatten([env.arg2nodes(files, env.File)])
 
@@ -255,7 +269,8 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
     stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
-                                    archives(env, group_objects, obj_dir))
+                                    archives(env, group_objects, obj_dir),
+                                    _unregistered_kernels(env, model, codegen, selected, obj_dir))
     if mode == "error":
         env.Depends(library, missing)
     # The stamps are found as the units are scanned; required here, the build counts them from the start.
