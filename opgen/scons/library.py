@@ -268,15 +268,18 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
     missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
     stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
+    # A selective library linked by lld is measured from its link map (sizes.py).
+    map_path = f"{obj_dir}/{name}.map" if selected is not None and env.get("LINKER") == "lld" else None
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
                                     archives(env, group_objects, obj_dir),
-                                    _unregistered_kernels(env, model, codegen, selected, obj_dir))
+                                    _unregistered_kernels(env, model, codegen, selected, obj_dir), map_path)
     if mode == "error":
         env.Depends(library, missing)
     # The stamps are found as the units are scanned; required here, the build counts them from the start.
     env.Requires(library, [stamp for _, stamp in closures])
     record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
-                        selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json")
+                        selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json",
+                        map_path=map_path)
     return library
 
 

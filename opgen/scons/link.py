@@ -38,9 +38,10 @@ def archives(env, objects_by_group, archive_dir):
             for index, objects in sorted(shards.items())]
 
 
-def whole_archive_library(env, target, objects, group_archives, version_script=None):
+def whole_archive_library(env, target, objects, group_archives, version_script=None, link_map=None):
     """A shared library of ``objects`` and every member of ``group_archives``; ``version_script``:
-    a file node of symbols made local (a selective build's unregistered kernels, exports.py)."""
+    a file node of symbols made local (a selective build's unregistered kernels, exports.py);
+    ``link_map``: a path where the linker writes its map (opgen/link_map.py reads lld's)."""
     link_env = judged_by_policy(env).Clone(OPGEN_ARCHIVES=group_archives)
     link_env.Append(_OPGEN_WHOLE_ARCHIVES="-Wl,--whole-archive ${_concat('', OPGEN_ARCHIVES, '', __env__)} -Wl,--no-whole-archive")
     link_env["SHLINKCOM"] = link_env["SHLINKCOM"].replace("$SOURCES", "$SOURCES $_OPGEN_WHOLE_ARCHIVES")
@@ -49,7 +50,12 @@ def whole_archive_library(env, target, objects, group_archives, version_script=N
     link_env.Append(SHLINKFLAGS=["-Wl,--no-undefined", "-Wl,--gc-sections"])
     if version_script is not None:
         link_env.Append(SHLINKFLAGS=[f"-Wl,--version-script={version_script.path}"])
+    if link_map is not None:
+        # Outside the command's signature: asking for a map changes no byte of the library.
+        link_env.Append(SHLINKFLAGS=["$(", f"-Wl,-Map,{link_env.File(link_map).path}", "$)"])
     library = link_env.SharedLibrary(target, objects)
+    if link_map is not None:
+        link_env.SideEffect(link_map, library)
     if version_script is not None:
         link_env.Depends(library, version_script)
     # On the members too: a thin archive's bytes are its members' names and sizes, the same after
