@@ -12,7 +12,9 @@ runtime's API, dispatcher and the registered groups' kernels keep their visibili
 
 The symbols are the groups' declarations (gen/layers/declarations.py) as ``nm -C`` prints them:
 plain kernels by their exact signature, structured kernels by their class (its impl() or meta(),
-its vtable and typeinfo, which a constructor nothing calls would otherwise keep).
+its vtable and typeinfo, which a constructor nothing calls would otherwise keep). Computing them
+renders nothing but builds each left-out group's declarations: 0.2 s for our 90 groups, 2.2 s
+for PyTorch's yaml less one group (each time a selective build reads its SConscripts).
 """
 from __future__ import annotations
 
