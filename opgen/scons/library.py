@@ -29,11 +29,13 @@ one stops the build with FILE:LINE errors and exit status 2) generates, compiles
 only the operator groups the selection needs (selection.py: its closure over the model, the
 groups' generated code and ``kernels``), and compiles only the kernels implementing them (and
 those implementing no group); the kernels of the groups it leaves out are not exported, so the
-link's garbage collection drops those a compiled file holds (opgen/selection/exports.py). When the caller generates (``codegen=``), it passes
-``ops=env.OpgenSelection(...)``, whose groups its codegen was given.
+link's garbage collection drops those a compiled file holds (opgen/selection/exports.py). When
+the caller generates (``codegen=``), it passes ``ops=env.OpgenSelection(...)``, whose groups its
+codegen was given.
 
 After each link, the objects' and the library's sizes are recorded in the codegen cache
-(sizes.py: object_sizes.json, for ``opgen select --report``).
+(sizes.py: object_sizes.json, for ``opgen select --report``); a selective library linked with lld
+is measured from its link map too (<obj_dir>/<name>.map).
 
 Kernels in .cu files compile with nvcc when the environment loads the nvcc tool
 (``tools=["default", opgen.scons.tool, "nvcc"]``, toolpath=[opgen.scons.TOOLPATH]), for the
@@ -61,9 +63,9 @@ from opgen.scons.sdk import find_runtime
 from opgen.scons.selection import OperatorSelection, read_project_sources, source_path
 from opgen.scons.sizes import record_object_sizes
 from opgen.scons.stop import stop
-from opgen.selection.exports import unregistered_kernels, version_script
 from opgen.scons.toolset.cuda_arch import ArchError
 from opgen.scons.toolset.cuda_arch import parse as parse_cuda_arch
+from opgen.selection.exports import unregistered_kernels, version_script
 
 # The runtime's header that a precompiled header is made of, as sources include it.
 PRECOMPILED_HEADER = "dispatch/precompiled.h"
