@@ -1,6 +1,7 @@
 """What ``opgen select`` prints: a selection's summary and its size report. Pure: data in, text out."""
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from typing import Collection, Mapping, Optional
 
@@ -129,7 +130,8 @@ def _group_lines(groups: Collection[str], bytes_of: Mapping[str, int], how: str)
     shown = ", ".join(f"{g} {_size(bytes_of[g])}" for g in ranked[:LISTED] if g in bytes_of)
     rest = ranked[LISTED:]
     more = f", ... and {len(rest)} more ({_size(sum(bytes_of.get(g, 0) for g in rest))})" if rest else ""
-    return [f"  operator groups' bytes, {how}, largest first: {shown}{more}"]
+    text = f"operator groups' bytes, {how}, largest first: {shown}{more}"
+    return textwrap.wrap(text, width=110, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
 
 
 def _size(n: Optional[int]) -> str:
