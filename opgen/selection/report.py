@@ -1,7 +1,6 @@
 """What ``opgen select`` prints: a selection's summary and its size report. Pure: data in, text out."""
 from __future__ import annotations
 
-import textwrap
 from collections import Counter
 from typing import Collection, Mapping, Optional
 
@@ -127,11 +126,17 @@ def _family_lines(closure: Closure, sources: list[str], sizes: ObjectSizes, meas
 
 def _group_lines(groups: Collection[str], bytes_of: Mapping[str, int], how: str) -> list[str]:
     ranked = sorted(groups, key=lambda g: (-bytes_of.get(g, 0), g))
-    shown = ", ".join(f"{g} {_size(bytes_of[g])}" for g in ranked[:LISTED] if g in bytes_of)
+    entries = [f"{g} {_size(bytes_of[g])}" for g in ranked[:LISTED] if g in bytes_of]
     rest = ranked[LISTED:]
-    more = f", ... and {len(rest)} more ({_size(sum(bytes_of.get(g, 0) for g in rest))})" if rest else ""
-    text = f"operator groups' bytes, {how}, largest first: {shown}{more}"
-    return textwrap.wrap(text, width=110, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
+    if rest:
+        entries.append(f"... and {len(rest)} more ({_size(sum(bytes_of.get(g, 0) for g in rest))})")
+    lines = [f"  operator groups' bytes, {how}, largest first:"]
+    for entry in entries:  # an entry is never split across lines
+        if len(lines[-1]) + len(entry) + 2 > 110:
+            lines.append("   ")
+        lines[-1] += f" {entry},"
+    lines[-1] = lines[-1].rstrip(",")
+    return lines
 
 
 def _size(n: Optional[int]) -> str:
