@@ -13,7 +13,9 @@ Sections nothing reaches are dropped (--gc-sections over the objects' per-functi
 flags.py). A shared library's roots are its exported symbols and its static initializers, so
 a full build loses next to nothing (5.72 -> 5.69 MB on our yaml, the same link time); a
 selective build hides the kernels of the groups it does not register (opgen/selection/exports.py),
-which then go.
+which then go. The flags keep objects and library byte-stable: the version script is named from
+the project's top and the link map is outside the command's signature (a selective library built
+in two checkouts: the same bytes).
 """
 import xxhash
 
