@@ -69,7 +69,8 @@ def main() -> None:
     parser.add_argument("--call", metavar="OP", help="then call opdispatch.OP(x, x) and report its error")
     parser.add_argument("--inference", action="store_true", help="the forward alone, no gradients")
     args = parser.parse_args()
-    recording = od.record_operators(args.record) if args.record else contextlib.nullcontext()
+    # An inference run records its operators as used for no training: no autograd layer for them.
+    recording = od.record_operators(args.record, training=not args.inference) if args.record else contextlib.nullcontext()
     with recording as recorded:
         result = run(args.steps, args.inference)
     result["operators"] = recorded.operators if recorded is not None else None
