@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         cache_dir = args.cache_dir or default_cache_dir()
         library_sources = sum(1 for path in hand.sources if in_library(path))
         sys.stdout.write(size_report(selection, closure, totals[0], library_sources, read_object_sizes(cache_dir),
-                                     object_sizes_path(cache_dir), known_sources=hand.sources))
+                                     object_sizes_path(cache_dir), known_sources=hand.sources,
+                                     implements={path: facts.implements for path, facts in hand.sources.items()}))
         return 0
     text = summary(selection, closure, *totals)
     body, hint = text[:text.rindex("`opgen select FILE")], text[text.rindex("`opgen select FILE"):]

@@ -29,7 +29,9 @@ AutogradMeta& materialize_autograd_meta(const TensorBase& t) {
 
 bool requires_grad(const TensorBase& t) {
   const AutogradMeta* meta = get_autograd_meta(t);
-  return meta != nullptr && (meta->requires_grad || grad_fn(t) != nullptr);
+  if (meta == nullptr) return false;
+  // The base before grad_fn(t): a view's stale grad_fn is not remade (nor refused) just to ask.
+  return meta->requires_grad || (meta->view != nullptr && requires_grad(meta->view->base)) || grad_fn(t) != nullptr;
 }
 
 void set_requires_grad(const TensorBase& t, bool requires_grad) {
@@ -57,7 +59,10 @@ const std::shared_ptr<Node>& grad_fn(const TensorBase& t) {
     // changed in place), the view's gradient goes through the base's current history.
     std::lock_guard<std::mutex> lock(meta->view->mutex);
     if (meta->grad_fn == nullptr && !requires_grad(meta->view->base)) return meta->grad_fn;
-    if (meta->view->attr_version != version(t)) remake_view_grad_fn(t, *meta);
+    if (meta->view->attr_version != version(t)) {
+      handle_view_on_rebase(*meta, /*indirect=*/true);  // a view that may not be rebased raises
+      remake_view_grad_fn(t, *meta);
+    }
   }
   return meta->grad_fn;
 }
@@ -139,8 +144,11 @@ void bump_version(const TensorBase& t) { impl_of(t).storage.bump_version(); }
 void check_inplace(const TensorBase& t) {
   if (!GradMode::is_enabled() || !requires_grad(t)) return;
   const AutogradMeta* meta = get_autograd_meta(t);
-  if (meta->view != nullptr && is_leaf(meta->view->base))
-    fail("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  if (meta->view != nullptr) {
+    handle_view_on_rebase(*meta, /*indirect=*/false);
+    if (is_leaf(meta->view->base))
+      fail("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
   if (is_leaf(t)) fail("a leaf Variable that requires grad is being used in an in-place operation.");
 }
 

@@ -15,13 +15,27 @@
 
 namespace op::autograd {
 
+// How a view was made (PyTorch's CreationMeta), which decides whether it may be modified in place
+// with grad mode on (check_inplace) or survive its base being modified (grad_fn): only a Default
+// view may, since rebasing the others' history would give wrong gradients or silently track
+// what the user meant not to track.
+enum class CreationMeta : uint8_t {
+  Default,
+  NoGradMode,        // made under no_grad: whether the in-place change should be tracked is ambiguous
+  MultiOutputNode,   // an output of a view function with several outputs (unbind): one node, no CopySlices per output
+  InCustomFunction,  // returned by a custom Function: CopySlices would bypass its backward
+};
+
 // What as_view records on a view (PyTorch's DifferentiableViewMeta): the base it is a view of
-// (never itself a view: a view of a view records the first one's base) and the version counter's
-// value when its grad_fn was last set. The view's geometry is read from the view itself.
+// (never itself a view: a view of a view records the first one's base), the version counter's
+// value when its grad_fn was last set and how it was made. The view's geometry is read from the
+// view itself.
 struct ViewMeta {
-  explicit ViewMeta(TensorBase base_, uint32_t attr_version_) : base(std::move(base_)), attr_version(attr_version_) {}
+  ViewMeta(TensorBase base_, uint32_t attr_version_, CreationMeta creation_ = CreationMeta::Default)
+      : base(std::move(base_)), attr_version(attr_version_), creation(creation_) {}
   TensorBase base;
   uint32_t attr_version;
+  CreationMeta creation;
   std::mutex mutex;  // grad_fn(view) remakes the node under it
 };
 
@@ -41,6 +55,8 @@ struct AutogradMeta : AutogradMetaInterface {
 AutogradMeta* get_autograd_meta(const TensorBase& t);
 AutogradMeta& materialize_autograd_meta(const TensorBase& t);
 
+// A leaf's flag, a grad_fn, or (a view) its base requiring grad: a view made under no_grad of
+// such a base requires grad without a grad_fn, as in PyTorch.
 bool requires_grad(const TensorBase& t);
 // A leaf's flag. Throws op::Error for non-floating dtypes ("only Tensors of floating point and
 // complex dtype can require gradients") and for turning it off on a non-leaf.
@@ -77,8 +93,8 @@ uint32_t version(const TensorBase& t);
 void bump_version(const TensorBase& t);
 
 // What an in-place operator's Autograd kernel checks first (outside no_grad): neither a leaf that
-// requires grad nor a view of such a leaf can be changed in place. Throws op::Error in
-// PyTorch's words.
+// requires grad nor a view of such a leaf can be changed in place, nor a view that is not
+// CreationMeta::Default (handle_view_on_rebase). Throws op::Error in PyTorch's words.
 void check_inplace(const TensorBase& t);
 // Each tensor of an in-place _foreach_ operator's list.
 void check_inplace(ArrayRef<TensorBase> tensors);

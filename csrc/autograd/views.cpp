@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "autograd/autograd_meta.h"
+#include "autograd/grad_mode.h"
 #include "autograd/helpers.h"
 #include "autograd/saved_variable.h"
 #include "core/error.h"
@@ -23,16 +25,22 @@ ViewGeometry::ViewGeometry(const TensorBase& t)
 
 // ----- recording views -----
 
-TensorBase as_view(const TensorBase& base, TensorBase view) {
+TensorBase as_view(const TensorBase& base, TensorBase view, CreationMeta creation) {
   if (!view.defined()) return view;
   OP_CHECK(base.defined(), "as_view: the base of a view is an undefined tensor");
   // The record goes on the view's own TensorImpl: never on the base's, nor on one that already
   // carries autograd state of another tensor.
   if (view.unsafe_impl() == base.unsafe_impl() || get_autograd_meta(view) != nullptr) view = detach(view);
+  if (!GradMode::is_enabled()) creation = CreationMeta::NoGradMode;
   const AutogradMeta* base_meta = get_autograd_meta(base);
-  TensorBase root = base_meta != nullptr && base_meta->view != nullptr ? base_meta->view->base : base;
+  TensorBase root = base;
+  if (base_meta != nullptr && base_meta->view != nullptr) {
+    root = base_meta->view->base;
+    // A view of a restricted view is restricted too (PyTorch's propagate_creation_meta).
+    if (creation == CreationMeta::Default) creation = base_meta->view->creation;
+  }
   uint32_t current = version(view);
-  materialize_autograd_meta(view).view = std::make_unique<ViewMeta>(std::move(root), current);
+  materialize_autograd_meta(view).view = std::make_unique<ViewMeta>(std::move(root), current, creation);
   return view;
 }
 
@@ -59,6 +67,42 @@ void remake_view_grad_fn(const TensorBase& view, AutogradMeta& meta) {
 }
 
 // ----- in-place operations -----
+
+void handle_view_on_rebase(const AutogradMeta& meta, bool indirect) {
+  if (meta.view == nullptr || meta.view->creation == CreationMeta::Default) return;
+  const CreationMeta creation = meta.view->creation;
+  const Node* fn = meta.grad_fn.get();
+  const std::string modified = indirect ? "its base or another view of its base has been" : "is being";
+  const std::string output = fn != nullptr ? "Output " + std::to_string(meta.output_nr) + " of " + fn->name() : "";
+  std::string msg;
+  if (creation == CreationMeta::NoGradMode || fn == nullptr) {
+    // Without a node the view was made under no_grad, whatever else its creation says.
+    msg = (fn != nullptr ? output + " is a view of a view which was created in" : "A view was created in") +
+          " no_grad mode and " + modified + " modified inplace with grad mode enabled.";
+  } else {
+    msg = output + " is a view and " + modified + " modified inplace.";
+  }
+  switch (creation) {
+    case CreationMeta::MultiOutputNode:
+      msg += " This view is the output of a function that returns multiple views. Such functions do not allow the "
+             "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+      break;
+    case CreationMeta::NoGradMode:
+      msg += " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+             "inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+      break;
+    case CreationMeta::InCustomFunction:
+      msg += " This view was created inside a custom Function (or because an input was returned as-is) and the "
+             "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+             "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+             "output of the custom Function.";
+      break;
+    case CreationMeta::Default:
+      break;
+  }
+  fail(msg);
+}
 
 void rebase_history(const TensorBase& self, std::shared_ptr<Node> grad_fn) {
   if (grad_fn == nullptr || !self.defined()) return;

@@ -33,12 +33,19 @@ struct ViewGeometry {
 // view of `base` (of base's own base when base is a view) and returns it. The view shares the
 // base's version counter (it lives on the storage). When `view` is base's own tensor or already
 // has autograd state, a shallow copy of it (same memory, no autograd state) is recorded and
-// returned instead. An undefined view is returned as is.
-TensorBase as_view(const TensorBase& base, TensorBase view);
+// returned instead. An undefined view is returned as is. `creation` is how it was made
+// (MultiOutputNode for each output of unbind-like functions); under no_grad it is NoGradMode, and
+// a view of a view that is not Default inherits its base view's.
+TensorBase as_view(const TensorBase& base, TensorBase view, CreationMeta creation = CreationMeta::Default);
 
 // Whether t was recorded by as_view, and its base (undefined for a tensor that is not a view).
 bool is_view(const TensorBase& t);
 TensorBase view_base(const TensorBase& t);
+
+// PyTorch's handle_view_on_rebase: raises op::Error, in PyTorch's words, when a view that is not
+// CreationMeta::Default is modified in place (indirect: its base or another view of its base
+// was, and its grad_fn is being remade). Nothing for a Default view or a tensor that is not a view.
+void handle_view_on_rebase(const AutogradMeta& meta, bool indirect);
 
 // Called by an in-place operator's Autograd kernel after its redispatch, when it recorded a node
 // (grad_fn has its next edges; this adds self's input metadata). Not a view: self's history

@@ -5,6 +5,7 @@
 #include "core/broadcast.h"
 #include "core/error.h"
 #include "core/host_ops.h"
+#include "core/memory_overlap.h"
 #include "core/type_promotion.h"
 
 namespace op {
@@ -96,6 +97,8 @@ void TensorIteratorBase::build(const TensorBase& out, std::vector<TensorBase> in
   announce_output(out, result);
   output_ = maybe_get_output(0);
   OP_CHECK(output_.defined(), prefix(op_name), "the kernel wrapper set no output tensor");
+  // In-place and out=: the loops (host and CUDA) write every element of the output once.
+  if (out.defined()) assert_no_internal_overlap(output_);
 }
 
 // An out= or in-place tensor keeps its dtype when the result casts into it (PyTorch's rule:

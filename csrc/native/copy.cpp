@@ -4,6 +4,7 @@
 #include "core/broadcast.h"
 #include "core/error.h"
 #include "core/host_ops.h"
+#include "core/memory_overlap.h"
 #include "native/stubs.h"
 #include "ops/copy_native.h"
 
@@ -26,6 +27,7 @@ TensorBase& native::copy_(TensorBase& self, const TensorBase& src, bool non_bloc
   if (self.is_meta()) return self;  // nothing to write; the shapes were all there was to check
   OP_CHECK(!src.is_meta(), "copy_: cannot copy out of a meta tensor; it has no data");
   if (self.numel() == 0 || same_elements(self, src)) return self;
+  assert_no_internal_overlap(self);  // before the stub: the CUDA copy would race on shared locations
   const TensorBase from = src.sizes() == self.sizes() ? src : host::expand(src, self.sizes());
   const bool on_cuda = self.device().type() == DeviceType::CUDA || src.device().type() == DeviceType::CUDA;
   copy_stub(on_cuda ? DeviceType::CUDA : DeviceType::CPU, self, from);

@@ -52,6 +52,8 @@ void check_fill_value(const TensorBase& self, const Scalar& value) {
 
 TensorBase& native::fill_(TensorBase& self, const Scalar& value) {
   check_fill_value(self, value);
+  // No internal-overlap check (PyTorch has none either): an expanded self gets the same value
+  // at every location, whatever the order of the writes.
   if (self.numel() > 0) fill_stub(self.device().type(), self, value);
   return self;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/memory_overlap.h"
 #include "native/stubs.h"
 #include "ops/empty.h"
 #include "ops/normal.h"
@@ -50,6 +51,7 @@ Generator::Draws reserve_draws(const TensorBase& self, const std::optional<Gener
 TensorBase& native::uniform_(TensorBase& self, double from, double to, const std::optional<Generator>& generator) {
   check_uniform_args(self, from, to);
   if (self.numel() == 0) return self;
+  assert_no_internal_overlap(self);  // before drawing: a shared location would get several draws
   const Generator::Draws draws = reserve_draws(self, generator, "uniform_");
   uniform_stub(self.device().type(), self, from, to, draws.seed, draws.offset);
   return self;
@@ -64,6 +66,7 @@ TensorBase& native::uniform_meta_(TensorBase& self, double from, double to, cons
 TensorBase& native::normal_(TensorBase& self, double mean, double std, const std::optional<Generator>& generator) {
   check_normal_args(self, mean, std);
   if (self.numel() == 0) return self;
+  assert_no_internal_overlap(self);  // before drawing: a shared location would get several draws
   const Generator::Draws draws = reserve_draws(self, generator, "normal_");
   normal_stub(self.device().type(), self, mean, std, draws.seed, draws.offset);
   return self;

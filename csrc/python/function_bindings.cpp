@@ -17,6 +17,7 @@
 #include "autograd/views.h"
 #include "core/error.h"
 #include "python/bindings.h"
+#include "python/held_object.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"
 
@@ -27,14 +28,6 @@ namespace function_node {
 namespace ag = op::autograd;
 using op::TensorBase;
 
-// A Python object owned by a node, which the engine may destroy without the GIL.
-std::shared_ptr<py::object> owned_by_node(py::object obj) {
-  return std::shared_ptr<py::object>(new py::object(std::move(obj)), [](py::object* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
 // The node of one Function.apply call. Its next edges are the tensor inputs' gradient edges; its
 // inputs are the forward's outputs, in order (non-tensor and non-differentiable ones hold a
 // placeholder). The ctx (opdispatch.autograd.function.FunctionCtx) does the Python part:
@@ -42,7 +35,7 @@ std::shared_ptr<py::object> owned_by_node(py::object obj) {
 // the saved tensors.
 struct PyFunctionNode final : ag::Node {
   PyFunctionNode(std::string name, ag::edge_list edges, py::object ctx)
-      : ag::Node(std::move(edges)), name_(std::move(name)), ctx_(owned_by_node(std::move(ctx))) {}
+      : ag::Node(std::move(edges)), name_(std::move(name)), ctx_(held_object(std::move(ctx))) {}
 
   std::string name() const override { return name_; }
 
@@ -141,9 +134,12 @@ py::list wrap_outputs(const std::shared_ptr<PyFunctionNode>& node, py::sequence 
       continue;
     }
     const bool keep_caller_history = !is_dirty && (among(t, inputs) || ag::requires_grad(t));
-    const TensorBase out = keep_caller_history ? ag::detach(t) : t;
+    TensorBase out = keep_caller_history ? ag::detach(t) : t;
+    const bool restricted_view = differentiable && ag::is_view(t);
+    if (restricted_view)  // an in-place change to it would bypass the custom backward: refused, as PyTorch does
+      out = ag::as_view(ag::view_base(t), out, ag::CreationMeta::InCustomFunction);
     ag::set_history(differentiable ? out : TensorBase(), node);  // undefined: a placeholder
-    result.append(keep_caller_history ? wrap_tensor(out) : py::reinterpret_borrow<py::object>(item));
+    result.append(keep_caller_history || restricted_view ? wrap_tensor(out) : py::reinterpret_borrow<py::object>(item));
   }
   OP_CHECK(dirty_returned >= dirty.size(),
            "Some elements marked as dirty during the forward method were not returned as output. The inputs that "

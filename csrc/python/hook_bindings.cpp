@@ -10,6 +10,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "python/bindings.h"
+#include "python/held_object.h"
 #include "python/tensor_object.h"
 
 namespace opy {
@@ -18,14 +19,6 @@ namespace {
 
 namespace ag = op::autograd;
 using op::TensorBase;
-
-// A Python callable held by C++ code that may drop it without the GIL.
-std::shared_ptr<py::object> hold(py::function fn) {
-  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
 
 TensorBase tensor_or_undefined(const py::object& value, const char* what) {
   if (value.is_none()) return TensorBase();
@@ -53,21 +46,21 @@ std::optional<ag::variable_list> replacement(const py::object& result, const cha
 }
 
 ag::TensorHook tensor_hook(py::function fn) {
-  return [held = hold(std::move(fn))](const TensorBase& grad) {
+  return [held = held_object(std::move(fn))](const TensorBase& grad) {
     py::gil_scoped_acquire gil;
     return tensor_or_undefined((*held)(wrap_tensor(grad)), "a tensor hook");
   };
 }
 
 ag::NodePreHook node_prehook(py::function fn) {
-  return [held = hold(std::move(fn))](const ag::variable_list& grad_outputs) {
+  return [held = held_object(std::move(fn))](const ag::variable_list& grad_outputs) {
     py::gil_scoped_acquire gil;
     return replacement((*held)(as_tuple(grad_outputs)), "a node's pre-hook");
   };
 }
 
 ag::NodePostHook node_posthook(py::function fn) {
-  return [held = hold(std::move(fn))](const ag::variable_list& grad_inputs, const ag::variable_list& grad_outputs) {
+  return [held = held_object(std::move(fn))](const ag::variable_list& grad_inputs, const ag::variable_list& grad_outputs) {
     py::gil_scoped_acquire gil;
     return replacement((*held)(as_tuple(grad_inputs), as_tuple(grad_outputs)), "a node's hook");
   };

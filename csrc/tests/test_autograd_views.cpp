@@ -481,6 +481,82 @@ TEST(autograd_inplace_on_a_view_of_a_base_without_grad) {
   CHECK_EQ(grad(w).to_vector<float>(), (std::vector<float>{1}));
 }
 
+TEST(autograd_a_view_made_under_no_grad_cannot_change_in_place_with_grad_mode) {
+  TensorBase y = my_clone(leaf({1, 2, 3, 4}, {2, 2}));
+  TensorBase v;
+  {
+    NoGradGuard no_grad;
+    v = my_select(y, 0);
+    scale_(v, 2);  // the view and the in-place both under no_grad: allowed
+  }
+  // The view requires grad through its base (PyTorch's rule) but has no history of its own.
+  CHECK(requires_grad(v) && get_autograd_meta(v)->grad_fn == nullptr);
+  const std::string advice =
+      " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+      "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+      "tracked) or both outside (if you want the inplace to be tracked).";
+  CHECK_THROWS(scale_(v, 2), "A view was created in no_grad mode and is being modified inplace with grad mode "
+                             "enabled." + advice);
+  // Its base changed since (above): remaking its history raises too.
+  CHECK_THROWS(grad_fn(v), "A view was created in no_grad mode and its base or another view of its base has been "
+                           "modified inplace with grad mode enabled." + advice);
+  // A view of it made with grad mode on keeps the restriction, naming its own node.
+  TensorBase fresh = my_clone(leaf({1, 2, 3, 4}, {2, 2}));
+  TensorBase w;
+  {
+    NoGradGuard no_grad;
+    w = my_select(fresh, 1);
+  }
+  TensorBase ww = my_select(w, 0);
+  CHECK_EQ(grad_fn(ww)->name(), "SelectBackward0");
+  CHECK_THROWS(scale_(ww, 2), "Output 0 of SelectBackward0 is a view of a view which was created in no_grad mode and "
+                              "is being modified inplace with grad mode enabled." + advice);
+  CHECK_EQ(fresh.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(autograd_outputs_of_a_multi_output_view_function_cannot_change_in_place) {
+  // y.unbind() as generated: one node for every output, each a MultiOutputNode view.
+  struct UnbindBackward : Node {
+    using Node::Node;
+    variable_list apply(variable_list&&) override { return {TensorBase()}; }
+    std::string name() const override { return "UnbindBackward0"; }
+  };
+  TensorBase y = my_clone(leaf({1, 2, 3, 4}, {2, 2}));
+  auto node = std::make_shared<UnbindBackward>(collect_next_edges(y));
+  std::vector<TensorBase> outputs;
+  for (int64_t i = 0; i < 2; ++i) {
+    TensorBase out;
+    {
+      BelowAutograd below;
+      out = as_view(y, my_select(detach(y), i), CreationMeta::MultiOutputNode);
+    }
+    set_history(out, node);
+    outputs.push_back(out);
+  }
+  const std::string advice =
+      " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+      "views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+  CHECK_THROWS(scale_(outputs[1], 2), "Output 1 of UnbindBackward0 is a view and is being modified inplace." + advice);
+  // A view of an output inherits the restriction.
+  TensorBase element = my_select(outputs[0], 1);
+  CHECK_THROWS(scale_(element, 2), "Output 0 of SelectBackward0 is a view and is being modified inplace." + advice);
+  CHECK_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  {
+    NoGradGuard no_grad;
+    scale_(outputs[0], 2);  // allowed without grad mode
+  }
+  // The base changed under the other outputs: their history cannot be remade.
+  CHECK_THROWS(grad_fn(outputs[1]),
+               "Output 1 of UnbindBackward0 is a view and its base or another view of its base has been modified "
+               "inplace." + advice);
+  // Without grad mode the outputs are plain NoGradMode views.
+  {
+    NoGradGuard no_grad;
+    TensorBase out = as_view(y, my_select(detach(y), 0), CreationMeta::MultiOutputNode);
+    CHECK(get_autograd_meta(out)->view->creation == CreationMeta::NoGradMode);
+  }
+}
+
 TEST(autograd_rebase_history_on_a_plain_tensor) {
   TensorBase x = leaf({1, 2});
   TensorBase y = my_clone(x);

@@ -7,14 +7,16 @@ build and in a downstream project's.
   OP_ASSERT_NO_TENSOR_METHODS (including api/tensor.h, every operator's methods, is a compile
   error, so no object depends on every operator by accident), and -ffile-prefix-map of the
   project's root (no object names the checkout, so ccache hits across checkouts; between $( $),
-  so a moved checkout stays up to date);
+  so a moved checkout stays up to date), -ffunction-sections -fdata-sections (each function and
+  object its own section, so the link's --gc-sections drops what nothing reaches: in a selective
+  build, the kernels of groups it does not register that share a file with ones it does; link.py);
 - generated group units: $OPGEN_GENERATED_CXXFLAGS (-O1: registrations, boxing trampolines and
   wrappers that call one kernel each; -O2 cost ~40% more per group for no measurable call overhead);
 - hand-written kernels and runtime sources: $OPGEN_KERNEL_CXXFLAGS (-O2: their loops).
 """
 from enum import Enum
 
-COMMON_CXXFLAGS = ["-std=c++17", "-fPIC", "-Wall", "-fno-gnu-unique"]
+COMMON_CXXFLAGS = ["-std=c++17", "-fPIC", "-Wall", "-fno-gnu-unique", "-ffunction-sections", "-fdata-sections"]
 DEFAULTS = {"OPGEN_GENERATED_CXXFLAGS": ["-O1"], "OPGEN_KERNEL_CXXFLAGS": ["-O2"]}
 
 

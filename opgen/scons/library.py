@@ -28,11 +28,14 @@ A selective build (``ops="ops.yaml"``: torchgen's selection yaml or a list of op
 one stops the build with FILE:LINE errors and exit status 2) generates, compiles and registers
 only the operator groups the selection needs (selection.py: its closure over the model, the
 groups' generated code and ``kernels``), and compiles only the kernels implementing them (and
-those implementing no group). When the caller generates (``codegen=``), it passes
-``ops=env.OpgenSelection(...)``, whose groups its codegen was given.
+those implementing no group); the kernels of the groups it leaves out are not exported, so the
+link's garbage collection drops those a compiled file holds (opgen/selection/exports.py). When
+the caller generates (``codegen=``), it passes ``ops=env.OpgenSelection(...)``, whose groups its
+codegen was given.
 
 After each link, the objects' and the library's sizes are recorded in the codegen cache
-(sizes.py: object_sizes.json, for ``opgen select --report``).
+(sizes.py: object_sizes.json, for ``opgen select --report``); a selective library linked with lld
+is measured from its link map too (<obj_dir>/<name>.map).
 
 Kernels in .cu files compile with nvcc when the environment loads the nvcc tool
 (``tools=["default", opgen.scons.tool, "nvcc"]``, toolpath=[opgen.scons.TOOLPATH]), for the
@@ -62,6 +65,7 @@ from opgen.scons.sizes import record_object_sizes
 from opgen.scons.stop import stop
 from opgen.scons.toolset.cuda_arch import ArchError
 from opgen.scons.toolset.cuda_arch import parse as parse_cuda_arch
+from opgen.selection.exports import unregistered_kernels, version_script
 
 # The runtime's header that a precompiled header is made of, as sources include it.
 PRECOMPILED_HEADER = "dispatch/precompiled.h"
@@ -188,6 +192,18 @@ def _selected(env, name, ops, model, config, codegen, kernels, runtime):
                               include_dirs=[runtime.include_dir])
 
 
+def _unregistered_kernels(env, model, codegen, selected, obj_dir):
+    """A selective library's version script hiding the kernels of the groups it does not register,
+    which --gc-sections then drops (opgen/selection/exports.py); None for a full build."""
+    if selected is None:
+        return None
+    any_group = next(iter(codegen.codegen_of.values()), None)
+    if any_group is None:
+        return None
+    patterns = unregistered_kernels(model, any_group.config, selected.groups)
+    return env.Textfile(f"{obj_dir}/unregistered_kernels.ver", [version_script(patterns)])[0]
+
+
 def _nodes(env, files):
     return env.Flatten([env.arg2nodes(files, env.File)])
 
@@ -260,14 +276,18 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
     # Kernels the yaml names and no source defines: a stop before linking, or stubs linked in.
     missing = env.OpgenMissingKernels(mode, group_objects, own, codegen, gen_dir, obj_dir, runtime_library_path(runtime))
     stubs = envs[ObjectKind.GENERATED].SharedObject(f"{obj_dir}/missing_kernels", missing) if mode == "stub" else []
+    # A selective library linked by lld is measured from its link map (sizes.py).
+    map_path = f"{obj_dir}/{name}.map" if selected is not None and env.get("LINKER") == "lld" else None
     library = whole_archive_library(envs[ObjectKind.KERNEL], target or f"{build_dir}/{name}", own + stubs,
-                                    archives(env, group_objects, obj_dir))
+                                    archives(env, group_objects, obj_dir),
+                                    _unregistered_kernels(env, model, codegen, selected, obj_dir), map_path)
     if mode == "error":
         env.Depends(library, missing)
     # The stamps are found as the units are scanned; required here, the build counts them from the start.
     env.Requires(library, [stamp for _, stamp in closures])
     record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
-                        selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json")
+                        selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json",
+                        map_path=map_path)
     return library
 
 

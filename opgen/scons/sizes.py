@@ -4,8 +4,11 @@ object_sizes.json (opgen/selection/sizes.py: format, merge), so ``opgen select F
 estimates a selection's library before it is built. An object's size is what it contributes to
 the library's allocated sections: its own symbols' bytes and those of the inline functions and
 templates it is the first in link order to carry (the copy the linker keeps), read with nm
-(object_symbols.SymbolMemo.linked_bytes, remembered per object: an edit reads one object). No
-link map: writing one cost lld 0.4 s of every link, and each linker writes its own format.
+(object_symbols.SymbolMemo.linked_bytes, remembered per object: an edit reads one object). A full
+build writes no link map: writing one cost lld 0.4 s of each link of PyTorch's library, and
+reading it ~1 s, on every edit. A selective build linked with lld writes one (library.py) and
+measures its objects from it (opgen/link_map.py: what --gc-sections kept of each), recorded
+under ``measured`` for the report.
 
 A post-action of the library's link: nothing runs on a no-op build, the file is written only
 when its bytes change, and a build with the codegen cache off ($OPGEN_CACHE_DIR="") records
@@ -15,11 +18,12 @@ library's size beside the full one's (and says both).
 import os
 from typing import Mapping, Optional
 
+from opgen import link_map
 from opgen.fingerprint import default_cache_dir
 from opgen.scons.toolset.messages import report
 from opgen.object_symbols import NmError, SymbolMemo
 from opgen.scons.link import shard_of
-from opgen.selection.sizes import ObjectSizes, read_object_sizes, recorded_sizes, write_object_sizes
+from opgen.selection.sizes import Measured, ObjectSizes, read_object_sizes, recorded_sizes, write_object_sizes
 
 
 def cache_dir_of(env) -> Optional[str]:
@@ -30,13 +34,14 @@ def cache_dir_of(env) -> Optional[str]:
 
 
 class _Recorder:
-    def __init__(self, cache_dir, yaml, objects_by_group, objects_by_source, selection, memo):
+    def __init__(self, cache_dir, yaml, objects_by_group, objects_by_source, selection, memo, map_path=None):
         self.cache_dir = cache_dir
         self.yaml = yaml
         self.objects_by_group = objects_by_group
         self.objects_by_source = objects_by_source
         self.selection = selection
         self.memo = memo
+        self.map_path = map_path
 
     def run(self, target, source, env):
         library = _size([target[0]])
@@ -45,7 +50,7 @@ class _Recorder:
                             {path: size(nodes) for path, nodes in sorted(self.objects_by_source.items())},
                             library, self.yaml)
         previous = read_object_sizes(self.cache_dir)
-        recorded = recorded_sizes(previous, built, self.selection)
+        recorded = recorded_sizes(previous, built, self.selection, self._measured(library))
         try:
             write_object_sizes(self.cache_dir, recorded)
         except OSError as exc:  # an unwritable cache slows no build down and stops none
@@ -54,6 +59,18 @@ class _Recorder:
             full = f" (the full build's: {_mib(recorded.library_bytes)})" if recorded.library_bytes else ""
             report(f"[opgen] selective library {target[0]}: {_mib(library)}{full}")
         return 0
+
+    def _measured(self, library: int):
+        """The library's objects as its link map weighs them (None without a readable lld map)."""
+        if self.map_path is None:
+            return None
+        found = link_map.read(self.map_path, os.getcwd())
+        if found is None:
+            return None
+        size = lambda nodes: sum(found.objects.get(node.abspath, 0) for node in nodes)  # noqa: E731
+        groups = {group: size(nodes) for group, nodes in sorted(self.objects_by_group.items())}
+        sources = {path: size(nodes) for path, nodes in sorted(self.objects_by_source.items())}
+        return Measured(groups, sources, library - sum(groups.values()) - sum(sources.values()), library)
 
     def _linked_size(self):
         """nodes -> the bytes they contribute to the library; None when nm cannot tell. The link
@@ -79,16 +96,18 @@ def _mib(n: int) -> str:
 
 
 def record_object_sizes(env, library, objects_by_group: Mapping[str, list], objects_by_source: Mapping[str, list],
-                        yaml: str, selection: Optional[str] = None, memo: Optional[str] = None) -> None:
+                        yaml: str, selection: Optional[str] = None, memo: Optional[str] = None,
+                        map_path: Optional[str] = None) -> None:
     """After ``library`` links, records its objects' sizes ({group: [object]}, {source path:
     [object]}) for ``yaml`` in the codegen cache; ``selection``: the selection file of a
-    selective build; ``memo``: where the objects' sizes are remembered between builds."""
+    selective build; ``memo``: where the objects' sizes are remembered between builds;
+    ``map_path``: the link map the link writes (lld's), measuring a selective library."""
     cache_dir = cache_dir_of(env)
     if cache_dir is None:
         return
     recorder = _Recorder(cache_dir, yaml, {g: env.Flatten(o) for g, o in objects_by_group.items()},
                          {p: env.Flatten(o) for p, o in objects_by_source.items()}, selection,
-                         env.File(memo).abspath if memo else None)
+                         env.File(memo).abspath if memo else None, env.File(map_path).abspath if map_path else None)
     env.AddPostAction(library[0], env.Action(recorder.run, strfunction=None))
     if memo:
         env.Clean(library, memo)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Collection, Optional
+from typing import Collection, Mapping, Optional
 
 from .closure import Closure, ReasonKind
 from .selection import Selection
@@ -50,11 +50,13 @@ def summary(selection: Selection, closure: Closure, total_groups: int, total_sou
 
 
 def size_report(selection: Selection, closure: Closure, total_groups: int, total_sources: int,
-                sizes: Optional[ObjectSizes], sizes_path: str, known_sources: Optional[Collection[str]] = None) -> str:
+                sizes: Optional[ObjectSizes], sizes_path: str, known_sources: Optional[Collection[str]] = None,
+                implements: Optional[Mapping[str, Collection[str]]] = None) -> str:
     """``total_sources``: the library's hand-written sources in a full build; the closure's sources
     compiled into the Python extension (sources.EXTENSION_DIRS) are not the library's.
     ``known_sources``: the sources the closure judged; a recorded object of another (CUDA loops,
-    a build's extra objects) is in every build, as the build compiles every source it does not judge."""
+    a build's extra objects) is in every build, as the build compiles every source it does not judge.
+    ``implements``: the groups each hand-written source implements (its family, when several)."""
     sources = [path for path in closure.sources if in_library(path)]
     if sizes is not None and known_sources is not None:
         others = sorted(path for path in sizes.sources if path not in known_sources)
@@ -79,12 +81,62 @@ def size_report(selection: Selection, closure: Closure, total_groups: int, total
         lines.append("  library size: unknown (the recorded build has no library size)")
     built = sizes.selections.get(selection.source)
     if built is not None:
-        lines.append(f"  built: {_size(built)} (a selective build of {selection.source} recorded it)")
+        versus = f"; the estimate is {result.library_bytes / built:.2f}x of it" if result.library_bytes and built else ""
+        lines.append(f"  built: {_size(built)} (a selective build of {selection.source} recorded it{versus})")
     unknown = len(result.unknown_groups) + len(result.unknown_sources)
     if unknown:
         shown = ", ".join((result.unknown_groups + result.unknown_sources)[:8]) + (", ..." if unknown > 8 else "")
         lines.append(f"  {unknown} objects without a recorded size, counted at the mean: {shown}")
+    measured = sizes.measured.get(selection.source)
+    if measured is not None and measured.library_bytes == built:
+        lines += _measured_lines(measured)
+    lines += _family_lines(closure, sources, sizes, measured if measured is not None and measured.library_bytes == built
+                           else None, implements or {})
+    lines += _group_lines(closure.groups, measured.groups if measured is not None and measured.library_bytes == built
+                          else sizes.groups, "in the built library" if measured is not None else
+                          "as the full build recorded them")
     return "\n".join(lines) + "\n"
+
+
+def _measured_lines(measured) -> list[str]:
+    groups, sources = sum(measured.groups.values()), sum(measured.sources.values())
+    return [f"  measured from its link map: {_size(groups)} of group units + {_size(sources)} of hand-written sources "
+            f"+ {_size(measured.linker_bytes)} the linker's own (dynamic symbols, relocations, symbol table, headers) "
+            f"= {_size(groups + sources + measured.linker_bytes)}"]
+
+
+def _family_lines(closure: Closure, sources: list[str], sizes: ObjectSizes, measured,
+                  implements: Mapping[str, Collection[str]]) -> list[str]:
+    """Each compiled source implementing several groups: how many the build keeps, its bytes."""
+    kept = set(closure.groups)
+    families = sorted((path for path in sources if len(implements.get(path, ())) > 1),
+                      key=lambda path: (-sizes.sources.get(path, 0), path))
+    if not families:
+        return []
+    where = "bytes in the full library / in this one" if measured is not None else "bytes in the full library"
+    lines = [f"  family files (a hand-written source implementing several groups), {where}:"]
+    for path in families[:LISTED]:
+        groups = implements[path]
+        cost = _size(sizes.sources.get(path))
+        if measured is not None:
+            cost += f" / {_size(measured.sources.get(path))}"
+        lines.append(f"    {path}: {len(groups)} groups, {len(kept.intersection(groups))} in the build: {cost}")
+    return lines
+
+
+def _group_lines(groups: Collection[str], bytes_of: Mapping[str, int], how: str) -> list[str]:
+    ranked = sorted(groups, key=lambda g: (-bytes_of.get(g, 0), g))
+    entries = [f"{g} {_size(bytes_of[g])}" for g in ranked[:LISTED] if g in bytes_of]
+    rest = ranked[LISTED:]
+    if rest:
+        entries.append(f"... and {len(rest)} more ({_size(sum(bytes_of.get(g, 0) for g in rest))})")
+    lines = [f"  operator groups' bytes, {how}, largest first:"]
+    for entry in entries:  # an entry is never split across lines
+        if len(lines[-1]) + len(entry) + 2 > 110:
+            lines.append("   ")
+        lines[-1] += f" {entry},"
+    lines[-1] = lines[-1].rstrip(",")
+    return lines
 
 
 def _size(n: Optional[int]) -> str:

@@ -14,7 +14,10 @@ not recorded yet and records its library under ``selections`` (``recorded_sizes`
       "library_bytes": 5242880,                    # the linked library's size in bytes, or null
       "groups": {"add": 181234, "addmm": 90210},   # bytes of each operator group's objects, summed
       "sources": {"csrc/native/binary_ops.cpp": 61234},  # bytes of each hand-written source's object
-      "selections": {"ops.yaml": 3145728}          # a selective build's library, by selection (optional)
+      "selections": {"ops.yaml": 3145728},         # a selective build's library, by selection (optional)
+      "measured": {"ops.yaml": {                   # a selective build's objects, from its link map (optional)
+        "groups": {"addmm": 40960}, "sources": {"csrc/native/unary_ops.cpp": 20480},
+        "linker_bytes": 1048576, "library_bytes": 3145728}}
     }
 
 The bytes of an object are what it contributes to the library's allocated sections (its symbols'
@@ -24,6 +27,11 @@ linker keeps once, so an object's file is mostly what every other object has too
 25 MB of objects for a 9 MB library; an MLP selection's objects are 76% of those bytes, its
 library 96% of the full one). Linked bytes give each shared copy to the first object in link
 order that has it, as the linker does.
+
+``measured`` is what a selective build linked with lld weighed in its own library, read from the
+link map (opgen/link_map.py): after --gc-sections, each object's kept sections; ``linker_bytes``
+is what no object contributes (dynamic symbols, relocations, the symbol table, headers). So the
+report can set the estimate against the truth, and say what each family file cost.
 
 A missing, unreadable or malformed file, or one of another version, reads as None: the report
 then says the size is unknown until a full build records object sizes.
@@ -43,12 +51,27 @@ VERSION = 1
 
 
 @dataclass(frozen=True)
+class Measured:
+    """A built library's objects as its link map weighs them."""
+
+    groups: Mapping[str, int]
+    sources: Mapping[str, int]
+    linker_bytes: int    # the file's bytes no object contributes
+    library_bytes: int
+
+    def json(self) -> dict:
+        return {"groups": dict(sorted(self.groups.items())), "sources": dict(sorted(self.sources.items())),
+                "linker_bytes": self.linker_bytes, "library_bytes": self.library_bytes}
+
+
+@dataclass(frozen=True)
 class ObjectSizes:
     groups: Mapping[str, int] = field(default_factory=dict)
     sources: Mapping[str, int] = field(default_factory=dict)
     library_bytes: Optional[int] = None
     yaml: str = ""
     selections: Mapping[str, int] = field(default_factory=dict)  # selection file -> its library's bytes
+    measured: Mapping[str, Measured] = field(default_factory=dict)  # selection file -> its link map's figures
 
 
 def object_sizes_path(cache_dir: str) -> str:
@@ -60,6 +83,8 @@ def object_sizes_json(sizes: ObjectSizes) -> str:
             "groups": dict(sorted(sizes.groups.items())), "sources": dict(sorted(sizes.sources.items()))}
     if sizes.selections:
         data["selections"] = dict(sorted(sizes.selections.items()))
+    if sizes.measured:
+        data["measured"] = {name: measured.json() for name, measured in sorted(sizes.measured.items())}
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
@@ -80,10 +105,27 @@ def read_object_sizes(cache_dir: str) -> Optional[ObjectSizes]:
     selections = data.get("selections", {})
     if not (_sizes(groups) and _sizes(sources) and _sizes(selections)) or not (library is None or _size(library)):
         return None
-    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")), dict(selections))
+    measured = _measured(data.get("measured", {}))
+    if measured is None:
+        return None
+    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")), dict(selections), measured)
 
 
-def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selection: Optional[str] = None) -> ObjectSizes:
+def _measured(value) -> Optional[dict[str, Measured]]:
+    if not isinstance(value, dict):
+        return None
+    result = {}
+    for name, entry in value.items():
+        if not (isinstance(entry, dict) and _sizes(entry.get("groups")) and _sizes(entry.get("sources"))
+                and _size(entry.get("linker_bytes")) and _size(entry.get("library_bytes"))):
+            return None
+        result[name] = Measured(dict(entry["groups"]), dict(entry["sources"]), entry["linker_bytes"],
+                                entry["library_bytes"])
+    return result
+
+
+def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selection: Optional[str] = None,
+                   measured: Optional[Measured] = None) -> ObjectSizes:
     """What to record after a build made ``built`` (its objects and library; ``selection``: the
     selection file of a selective build, None for a full one), given what was recorded before.
 
@@ -91,17 +133,23 @@ def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selectio
     yaml); a selective build adds the objects a previous build of the same yaml did not record
     (a full build's figures stay: what an object contributes to a library depends on what else
     is linked, and the estimate compares with the full library), its library goes under
-    ``selections``, the full library's size is kept."""
+    ``selections`` and its link map's figures (``measured``, when read) under ``measured``, the
+    full library's size is kept."""
     same_yaml = previous is not None and previous.yaml == built.yaml
     selections = dict(previous.selections) if same_yaml else {}
+    measures = dict(previous.measured) if same_yaml else {}
     if selection is None:
-        return ObjectSizes(dict(built.groups), dict(built.sources), built.library_bytes, built.yaml, selections)
+        return ObjectSizes(dict(built.groups), dict(built.sources), built.library_bytes, built.yaml, selections, measures)
     if built.library_bytes is not None:
         selections[selection] = built.library_bytes
+    if measured is not None:
+        measures[selection] = measured
+    else:
+        measures.pop(selection, None)  # figures of an older link of it would not be this library's
     if not same_yaml:
-        return ObjectSizes(dict(built.groups), dict(built.sources), None, built.yaml, selections)
+        return ObjectSizes(dict(built.groups), dict(built.sources), None, built.yaml, selections, measures)
     return ObjectSizes({**built.groups, **previous.groups}, {**built.sources, **previous.sources},
-                       previous.library_bytes, built.yaml, selections)
+                       previous.library_bytes, built.yaml, selections, measures)
 
 
 def _size(value) -> bool:

@@ -1,10 +1,11 @@
-"""Benchmark: a recorded program's selective build beside the full build, in one run (issue 31).
+"""Benchmark: a recorded program's selective builds, training and inference, beside the full build,
+in one run (issues 31 and 41).
 
     python tests/bench/bench_selective.py [--work DIR] [--steps N]
 
 A report, not a test: it prints the recorded selection, the size report and a table, and exits 0
-(1 when a build, the program or the report failed, or the program's results on the two builds
-differ). It takes two cold builds: ~15 minutes on 2 cores shared with other builds.
+(1 when a build, the program or the report failed, or the program's results on the builds
+differ). It takes three cold builds: ~20 minutes on 2 cores shared with other builds.
 
 Each build is a private copy of the project (tests/helpers.copy_project), `scons -j2
 --ccache=off`, CUDA as detected, with a codegen cache of its own, empty, so each is really cold
@@ -19,10 +20,13 @@ Each build is a private copy of the project (tests/helpers.copy_project), `scons
    the estimate a user has before building the selection is the one a full build recorded there
    (object_sizes.json); the selective build then gets its own empty cache, or it would be served
    rendered files and would not be cold.
-4. selected: `scons -j2 --ccache=off --ops=ops.yaml` in a fresh copy: the same figures, the
-   groups after closure, and the estimate beside the real size.
-5. The program on each build, unrecorded: loss and gradients equal to the bit (yes/no) and the
-   median step time, which should be the same on both (the same kernels, the same dispatch).
+4. training: `scons -j2 --ccache=off --ops=ops.yaml` in a fresh copy: the same figures, the
+   groups after closure, the estimate beside the real size, and the library as its link map
+   measured it (group units, hand-written sources, the linker's own: object_sizes.json's "measured").
+5. inference: the same for the MLP's forward alone, without autograd (mlp_program.py --inference),
+   recorded on the full build and built in a third copy.
+6. The program on each build, unrecorded: loss and gradients equal to the bit (yes/no) and the
+   median step time, which should be the same on all (the same kernels, the same dispatch).
 
 torchgen's selective build (--op-selection-yaml-path) is not runnable here and PyTorch documents
 no size or build-time figure for it, so the baseline column is the full build.
@@ -111,9 +115,18 @@ def mlp(project: str, steps: int, *args: str) -> dict:
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def size_report(project: str) -> str:
-    """`opgen select ops.yaml --report` in ``project``, reading its build's codegen cache."""
-    command = [sys.executable, "-m", "opgen", "select", SELECTION, "--report", "--cache-dir", cache_of(project)]
+def measured(project: str) -> Optional[dict]:
+    """The selective library's figures its link map gave (object_sizes.json's "measured"), if any."""
+    try:
+        with open(os.path.join(cache_of(project), "object_sizes.json"), encoding="utf-8") as handle:
+            return json.load(handle).get("measured", {}).get(SELECTION)
+    except (OSError, ValueError):
+        return None
+
+
+def size_report(project: str, selection: str = SELECTION) -> str:
+    """`opgen select SELECTION --report` in ``project``, reading its build's codegen cache."""
+    command = [sys.executable, "-m", "opgen", "select", selection, "--report", "--cache-dir", cache_of(project)]
     run = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600,
                          env={k: v for k, v in os.environ.items() if k != "OPGEN_CACHE_DIR"})
     if run.returncode:
@@ -125,26 +138,55 @@ def _ratio(selected: float, full: float) -> str:
     return f"{selected / full:.2f}x" if full else ""
 
 
-def table(full: Build, selected: Build, estimate_mib: float, full_run: dict, selected_run: dict) -> str:
-    equal = (full_run["loss"], full_run["grads"]) == (selected_run["loss"], selected_run["grads"])
-    full_ms, selected_ms = (1e3 * statistics.median(run["step_s"]) for run in (full_run, selected_run))
-    steps = len(full_run["step_s"])
+@dataclass
+class Selective:
+    """A selective build and what was known of it: the estimate before, the link map after, its runs."""
+    build: Build
+    estimate_mib: float
+    measured: Optional[dict]
+    run: dict
+
+
+def table(full: Build, full_run: dict, full_inference: dict, training: Selective, inference: Selective) -> str:
+    builds = (full, training.build, inference.build)
+
+    def row(name, cells, ratio=None):
+        values = [ratio(b) for b in (training, inference)] if ratio else ["", ""]
+        return [name, *cells, *values]
+
+    def ratios(value):
+        return lambda sel: _ratio(value(sel.build), value(full))
+
+    def split(key):
+        return [""] + [f"{sel.measured[key] / MIB:.2f}" if sel.measured else "" for sel in (training, inference)]
+
+    def same(sel, reference):
+        return "equal" if (sel.run["loss"], sel.run["grads"]) == (reference["loss"], reference["grads"]) else "DIFFERENT"
+
+    ms = lambda run: 1e3 * statistics.median(run["step_s"])  # noqa: E731
     rows = [
-        ["operator groups", str(full.groups), str(selected.groups), _ratio(selected.groups, full.groups)],
-        ["compiles", str(len(full.compiled)), str(len(selected.compiled)),
-         _ratio(len(selected.compiled), len(full.compiled))],
-        ["  of the library", str(full.library_compiles), str(selected.library_compiles),
-         _ratio(selected.library_compiles, full.library_compiles)],
-        ["cold build wall s", f"{full.seconds:.0f}", f"{selected.seconds:.0f}", _ratio(selected.seconds, full.seconds)],
-        ["cold build CPU s", f"{full.cpu:.0f}", f"{selected.cpu:.0f}", _ratio(selected.cpu, full.cpu)],
-        ["libopdispatch.so MiB", f"{full.library_bytes / MIB:.2f}", f"{selected.library_bytes / MIB:.2f}",
-         _ratio(selected.library_bytes, full.library_bytes)],
-        ["  estimated before building", "", f"{estimate_mib:.1f}",
-         _ratio(estimate_mib * MIB, selected.library_bytes) + " of built"],
-        ["MLP loss and gradients", "", "equal" if equal else "DIFFERENT", ""],
-        [f"MLP step ms (median of {steps})", f"{full_ms:.3f}", f"{selected_ms:.3f}", _ratio(selected_ms, full_ms)],
+        row("operator groups", [str(b.groups) for b in builds], ratios(lambda b: b.groups)),
+        row("compiles", [str(len(b.compiled)) for b in builds], ratios(lambda b: len(b.compiled))),
+        row("  of the library", [str(b.library_compiles) for b in builds], ratios(lambda b: b.library_compiles)),
+        row("cold build wall s", [f"{b.seconds:.0f}" for b in builds], ratios(lambda b: b.seconds)),
+        row("cold build CPU s", [f"{b.cpu:.0f}" for b in builds], ratios(lambda b: b.cpu)),
+        row("libopdispatch.so MiB", [f"{b.library_bytes / MIB:.2f}" for b in builds], ratios(lambda b: b.library_bytes)),
+        row("  estimated before building", ["", f"{training.estimate_mib:.2f}", f"{inference.estimate_mib:.2f}"],
+            lambda sel: _ratio(sel.estimate_mib * MIB, sel.build.library_bytes) + " of built"),
+        row("  group units (link map)", split("groups_bytes")),
+        row("  hand-written sources (link map)", split("sources_bytes")),
+        row("  the linker's own (link map)", split("linker_bytes")),
+        row("MLP loss and gradients", ["", same(training, full_run), same(inference, full_inference)]),
+        row(f"MLP step ms (median of {len(full_run['step_s'])})", [f"{ms(full_run):.3f}", f"{ms(training.run):.3f}",
+            f"{ms(inference.run):.3f}"], lambda sel: _ratio(ms(sel.run), ms(full_run if sel is training else full_inference))),
     ]
-    return render_table(["", "full", "selected", "selected/full"], rows, "<>>>")
+    return render_table(["", "full", "training", "inference", "training/full", "inference/full"], rows, "<>>>>>")
+
+
+def _with_totals(figures: Optional[dict]) -> Optional[dict]:
+    if figures is None:
+        return None
+    return {**figures, "groups_bytes": sum(figures["groups"].values()), "sources_bytes": sum(figures["sources"].values())}
 
 
 def _fresh(path: str) -> str:
@@ -163,31 +205,37 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("cold full build: scons -j2 --ccache=off ...", flush=True)
         full = cold_build(full_dir)
 
-        recorded = mlp(full_dir, args.steps, "--record", SELECTION)["operators"]
-        roots = sum(recorded.values())
-        print(f"\n{SELECTION}: the MLP's forward and backward recorded on the full build, {len(recorded)} operators, "
-              f"{roots} roots (*)")
-        print("  " + ", ".join(name + ("*" if root else "") for name, root in recorded.items()))
+        selections = {}
+        for kind, args_ in (("training", ()), ("inference", ("--inference",))):
+            name = f"{kind}.yaml"
+            recorded = mlp(full_dir, args.steps, *args_, "--record", name)["operators"]
+            print(f"\n{name}: the MLP's {'forward and backward' if kind == 'training' else 'forward alone'} recorded on "
+                  f"the full build, {len(recorded)} operators, {sum(recorded.values())} roots (*)")
+            print("  " + ", ".join(op + ("*" if root else "") for op, root in recorded.items()))
+            report = size_report(full_dir, name)
+            print(f"\nopgen select {name} --report, on the full build's codegen cache (before building it):")
+            print(report.rstrip())
+            selections[kind] = (name, float(_search(ESTIMATE, report).group(1)), args_)
 
-        report = size_report(full_dir)
-        print(f"\nopgen select {SELECTION} --report, on the full build's codegen cache (before building it):")
-        print(report.rstrip())
-        estimate = float(_search(ESTIMATE, report).group(1))
+        built = {}
+        for kind, (name, estimate, args_) in selections.items():
+            selected_dir = _fresh(os.path.join(work, kind))
+            shutil.copy(os.path.join(full_dir, name), os.path.join(selected_dir, SELECTION))
+            print(f"\ncold selective build ({kind}): scons -j2 --ccache=off --ops={SELECTION} ...", flush=True)
+            build = cold_build(selected_dir, f"--ops={SELECTION}")
+            print(_search(SELECTED, build.output).group(0))
+            print(size_report(selected_dir).rstrip())
+            built[kind] = Selective(build, estimate, _with_totals(measured(selected_dir)), mlp(selected_dir, args.steps, *args_))
 
-        selected_dir = _fresh(os.path.join(work, "selected"))
-        shutil.copy(os.path.join(full_dir, SELECTION), os.path.join(selected_dir, SELECTION))
-        print(f"\ncold selective build: scons -j2 --ccache=off --ops={SELECTION} ...", flush=True)
-        selected = cold_build(selected_dir, f"--ops={SELECTION}")
-        print(_search(SELECTED, selected.output).group(0))
-
-        full_run, selected_run = mlp(full_dir, args.steps), mlp(selected_dir, args.steps)
+        full_run, full_inference = mlp(full_dir, args.steps), mlp(full_dir, args.steps, "--inference")
         cuda = "on" if "[opgen] CUDA: on" in full.output else "off"
-        print(f"\nFull build vs the selective build of {SELECTION}, one after the other in this run "
-              f"(-j2, --ccache=off, CUDA {cuda}, each with an empty codegen cache)\n")
-        print(table(full, selected, estimate, full_run, selected_run))
-        if (full_run["loss"], full_run["grads"]) != (selected_run["loss"], selected_run["grads"]):
-            print("bench_selective: the MLP's results differ between the builds", file=sys.stderr)
-            return 1
+        print(f"\nThe full build and the selective builds of the MLP's training and inference recordings, one after "
+              f"the other in this run (-j2, --ccache=off, CUDA {cuda}, each with an empty codegen cache)\n")
+        print(table(full, full_run, full_inference, built["training"], built["inference"]))
+        for kind, reference in (("training", full_run), ("inference", full_inference)):
+            if (built[kind].run["loss"], built[kind].run["grads"]) != (reference["loss"], reference["grads"]):
+                print(f"bench_selective: the MLP's {kind} results differ between the builds", file=sys.stderr)
+                return 1
         return 0
     except (RuntimeError, subprocess.SubprocessError, OSError) as error:
         print(f"bench_selective: {error}", file=sys.stderr)

@@ -95,6 +95,17 @@ def test_recording_follows_torchgens_rules(tmp_path):
     assert "autograd::rebase_history(self, grad_fn);" in kernel("mul", "mul__Tensor")
 
 
+def test_each_output_of_a_multi_output_view_function_is_a_restricted_view(pytorch_tree):
+    """torchgen's MULTI_OUTPUT_NODE: the outputs of unbind, split, chunk, ... share one node, so
+    check_inplace must refuse them (autograd/views.h); a single view stays Default."""
+    files = {path: data.decode() for path, data in autograd_files(pytorch_tree).items()}
+    multi = "view = autograd::as_view(self, view, autograd::CreationMeta::MultiOutputNode);"
+    for group in ("unbind", "split", "chunk", "split_with_sizes"):
+        assert multi in files[f"ops/{group}_ADInplaceOrView.cpp"], group
+    select = files["ops/select_ADInplaceOrView.cpp"]
+    assert "_result = autograd::as_view(self, _result);" in select and "CreationMeta" not in select
+
+
 def test_pytorch_formulas_opgen_cannot_express_raise_at_backward(pytorch_tree):
     """A formula calling PyTorch's own helpers still gets its node (the sets above hold), whose
     apply raises naming the reason; the count is the translator's coverage (docs/autograd.md)."""

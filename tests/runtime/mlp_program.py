@@ -2,14 +2,15 @@
 checkout's: tests/scons/test_selective_build.py and tests/bench/bench_selective.py run it in a
 fresh interpreter against a project's build (PYTHONPATH=PROJECT/build/python).
 
-    python tests/runtime/mlp_program.py [--record ops.yaml] [--steps N] [--call OP]
+    python tests/runtime/mlp_program.py [--record ops.yaml] [--steps N] [--call OP] [--inference]
 
 One training step of a two-layer classifier (addmm, relu, log_softmax, nll_loss, backward) on the
 data and weights _mlp makes (numpy's default_rng(0)), then --steps more, each on fresh leaves
 and timed alone. --record writes the operators of the whole run (opdispatch.record_operators),
 --call OP then calls ``opdispatch.OP(x, x)`` and reports its error. Prints one JSON object: the
 first step's loss and gradients (as floats: equal runs print equal text), the step times, the
-recorded operators (name -> is root) and the call's error."""
+recorded operators (name -> is root) and the call's error. --inference runs the forward alone, on
+leaves that need no gradient (its gradients: [])."""
 import argparse
 import contextlib
 import json
@@ -39,14 +40,23 @@ def step(x, labels, weights):
     return loss, [leaf.grad for leaf in leaves]
 
 
-def run(steps: int) -> dict:
+def forward(x, labels, weights):
+    """The forward alone, without autograd (a recording marks an inference): (loss, [])."""
+    with od.no_grad():
+        w1, b1, w2, b2 = [od.tensor(w) for w in weights]
+        logits = od.addmm(b2, od.addmm(b1, x, w1).relu(), w2)
+        return od.nll_loss(od.log_softmax(logits, 1), labels), []
+
+
+def run(steps: int, inference: bool = False) -> dict:
     x, labels, weights = data()
     x, labels = od.tensor(x), od.tensor(labels)
-    loss, grads = step(x, labels, weights)
+    one = forward if inference else step
+    loss, grads = one(x, labels, weights)
     seconds = []
     for _ in range(steps):
         start = time.perf_counter()
-        step(x, labels, weights)
+        one(x, labels, weights)
         seconds.append(time.perf_counter() - start)
     return {"loss": loss.item(), "grads": [grad.tolist() for grad in grads], "step_s": seconds}
 
@@ -57,10 +67,12 @@ def main() -> None:
                         help="record the run's operators into FILE (torchgen's selection yaml)")
     parser.add_argument("--steps", type=int, default=0, help="timed steps after the first (default 0)")
     parser.add_argument("--call", metavar="OP", help="then call opdispatch.OP(x, x) and report its error")
+    parser.add_argument("--inference", action="store_true", help="the forward alone, no gradients")
     args = parser.parse_args()
-    recording = od.record_operators(args.record) if args.record else contextlib.nullcontext()
+    # An inference run records its operators as used for no training: no autograd layer for them.
+    recording = od.record_operators(args.record, training=not args.inference) if args.record else contextlib.nullcontext()
     with recording as recorded:
-        result = run(args.steps)
+        result = run(args.steps, args.inference)
     result["operators"] = recorded.operators if recorded is not None else None
     result["error"] = None
     if args.call:

@@ -2,7 +2,8 @@
 reductions, matrix products, log_softmax and the losses, views, and in-place operators on
 non-leaf intermediates and on views of them, which give the base a CopySlices node), whose
 gradients (od.autograd.grad of a weighted sum of what the program leaves behind, through
-gradcheck) must equal central finite differences.
+gradcheck) must equal central finite differences, and whose second derivatives (gradgradcheck:
+the backward pass recorded with create_graph=True and differentiated again) must too.
 
 A program is Python source (one statement per step), generated deterministically from its seed
 by running each candidate step on real tensors and keeping the ones that apply; a failure prints
@@ -417,3 +418,22 @@ def test_the_programs_cover_every_step_kind(opdispatch):
     assert IN_PLACE <= set(calls), IN_PLACE - set(calls)
     assert on_view >= len(SEEDS) // 10, on_view
     assert set(lengths) == set(range(3, 9)), lengths
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_program_second_derivatives_match_finite_differences(opdispatch, seed):
+    """The same programs differentiated twice: gradgradcheck runs autograd.grad with
+    create_graph=True on each, so the backward pass (views, in-place steps and their CopySlices
+    included) is itself recorded and differentiated, against finite differences of the gradients."""
+    od = opdispatch
+    program, gen = generate(od, seed)
+    fn = _compile(od, program)
+    leaves = gen.leaves()
+    try:
+        ok = od.autograd.gradgradcheck(fn, tuple(leaves), raise_exception=False)
+        error = None
+    except od.Error as exc:
+        ok, error = False, exc
+    if not ok:
+        pytest.fail(f"seed {seed}: second derivatives differ from finite differences"
+                    f"{f' ({error})' if error else ''}:\n{program.source()}")

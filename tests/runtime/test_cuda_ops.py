@@ -112,6 +112,17 @@ def test_transposed_and_sliced_inputs(cuda):
     compare(cuda, lambda x, y: cuda.add(x[1:4], y.t()[::2]), a, b)
 
 
+def test_writing_through_an_expanded_view_raises_before_launching(cuda):
+    base = on_device(cuda, np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32))
+    overlap = "more than one element of the written-to tensor refers to a single memory location"
+    for write in (lambda e: e.add_(1), lambda e: e.copy_(cuda.zeros(3, 4)), lambda e: e.uniform_(),
+                  lambda e: cuda.neg(on_device(cuda, np.ones((3, 4), dtype=np.float32)), out=e)):
+        with pytest.raises(cuda.Error, match=overlap):
+            write(base.expand(3, 4))
+    base.expand(3, 4).fill_(7)  # one value everywhere: allowed, as in PyTorch
+    assert host(base).tolist() == [7.0] * 4
+
+
 def test_a_cpu_scalar_tensor_joins_cuda_tensors(cuda):
     a = random_array(np.random.default_rng(5), (3, 2), "float32")
     scalar = cuda.tensor(2.5)

@@ -3,6 +3,7 @@ selection yaml (byte for byte what opgen.selection.dump writes), deterministical
 thread, only inside the block; one recording at a time; a bad path fails before the block runs.
 The C++ recorder itself: csrc/tests/test_operator_recorder.cpp."""
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -268,3 +269,21 @@ def test_operators_of_any_namespace_and_python_kernels_callees(opdispatch, make_
     assert recorded.operators["aten::mul.Scalar"] is False  # called inside the kernel
     assert f"  {ns}::scale:\n    is_root_operator: true\n" in (tmp_path / "ops.yaml").read_text()
 
+
+
+def test_the_mlp_programs_inference_records_the_forward_alone(opdispatch, tmp_path):
+    """mlp_program.py --inference (bench_selective.py's inference build): the same roots and loss,
+    none of the backward's operators."""
+    program = os.path.join(REPO_ROOT, "tests", "runtime", "mlp_program.py")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(opdispatch.__file__))}
+
+    def run(*args):
+        result = subprocess.run([sys.executable, program, *args], capture_output=True, text=True, timeout=120, env=env,
+                                cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.splitlines()[-1])
+
+    inference, training = run("--inference", "--record", "inference.yaml"), run()
+    assert {name for name, root in inference["operators"].items() if root} == MLP_ROOTS
+    assert not (MLP_CALLEES - {"aten::_log_softmax", "aten::nll_loss_forward"}) & set(inference["operators"])
+    assert inference["grads"] == [] and inference["loss"] == training["loss"]

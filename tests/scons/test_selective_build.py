@@ -333,3 +333,43 @@ print(json.dumps(out))
     assert "log_softmax" not in closure.groups
     assert results["left_out"].startswith("aten::log_softmax"), results
     assert f"the operator selection {SELECTION} (scons --ops) does not include it" in results["left_out"]
+
+
+def _nm(*args):
+    return subprocess.run(["nm", *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_selective_library_exports_no_left_out_kernel_keeps_what_the_extension_needs_and_is_measured(selective,
+                                                                                                   closer):
+    """Linked with --gc-sections and a version script making the kernels of the groups it leaves
+    out local (opgen/selection/exports.py): none of them is exported, and every symbol of the
+    runtime the Python extension uses still is. Its link map measured each object: the recorded
+    figures add up to the library, and `opgen select --report` says so beside its estimate."""
+    root, _ = selective
+    library = str(root / LIBRARY)
+    script = (root / "build" / "obj" / "gen" / "unregistered_kernels.ver").read_text()
+    hidden = set(re.findall(r'^ {6}"([^"]+)";$', script, re.MULTILINE))
+    assert "op::native::arange_out(op::Scalar const&, op::TensorBase&)" in hidden  # arange is left out
+    exported = {line.split(" ", 2)[2] for line in _nm("-D", "-C", "--defined-only", library).splitlines()}
+    assert not hidden & exported
+    classes = tuple(name + "::" for name in re.findall(r"^ {6}(op::\S+)::\*;$", script, re.MULTILINE))
+    assert classes and not [name for name in exported if name.startswith(classes)]
+    # What the extension imports from the library survives, and it loads and runs (the tests above).
+    extension = next((root / "build" / "python" / "opdispatch").glob("_C*.so"))
+    wanted = {line.split()[-1] for line in _nm("-D", "--undefined-only", str(extension)).splitlines()
+              if line.split()[-1].startswith("_ZN2op")}
+    assert wanted and wanted <= {line.split()[-1] for line in _nm("-D", "--defined-only", library).splitlines()}
+
+    sizes = json.loads((root / "cache" / "object_sizes.json").read_text())
+    measured = sizes["measured"][SELECTION]
+    assert measured["library_bytes"] == os.path.getsize(library) == sizes["selections"][SELECTION]
+    assert set(measured["groups"]) == set(closer(MLP).groups) and all(measured["groups"].values())
+    assert sum(measured["groups"].values()) + sum(measured["sources"].values()) + measured["linker_bytes"] == \
+        measured["library_bytes"]
+    report = subprocess.run([sys.executable, "-m", "opgen", "select", SELECTION, "--report"], cwd=root,
+                            capture_output=True, text=True, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "OPGEN_CACHE_DIR"})
+    assert report.returncode == 0, report.stderr
+    assert "measured from its link map: " in report.stdout
+    assert "family files (a hand-written source implementing several groups)" in report.stdout
+    assert "    csrc/native/unary_ops.cpp: " in report.stdout

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from opgen.object_symbols import SymbolMemo
-from opgen.selection.sizes import (ObjectSizes, estimate, object_sizes_path, read_object_sizes,
+from opgen.selection.sizes import (Measured, ObjectSizes, estimate, object_sizes_path, read_object_sizes,
                                    recorded_sizes, write_object_sizes)
 
 SIZES = ObjectSizes(groups={"mm": 3000, "add": 1000, "relu": 2000}, sources={"csrc/a.cpp": 4000},
@@ -72,6 +72,26 @@ def test_selections_round_trip(tmp_path):
     write_object_sizes(str(tmp_path), sizes)
     assert read_object_sizes(str(tmp_path)) == sizes
     assert json.loads((tmp_path / "object_sizes.json").read_text())["selections"] == {"ops.txt": 3}
+
+
+def test_measured_figures_round_trip_and_follow_their_selections_library(tmp_path):
+    measured = Measured(groups={"mm": 2}, sources={"csrc/a.cpp": 1}, linker_bytes=4, library_bytes=7)
+    full = ObjectSizes(groups={"mm": 3}, sources={"csrc/a.cpp": 2}, library_bytes=9, yaml="y.yaml")
+    selective = recorded_sizes(full, ObjectSizes(groups={"mm": 3}, library_bytes=7, yaml="y.yaml"), "ops.txt", measured)
+    assert selective.measured == {"ops.txt": measured} and selective.selections == {"ops.txt": 7}
+    write_object_sizes(str(tmp_path), selective)
+    assert read_object_sizes(str(tmp_path)) == selective
+    assert recorded_sizes(selective, full).measured == {"ops.txt": measured}  # a full build keeps them
+    # Linked again without a map (another linker): the old figures are not this library's.
+    assert recorded_sizes(selective, ObjectSizes(groups={"mm": 3}, library_bytes=8, yaml="y.yaml"), "ops.txt").measured == {}
+    (tmp_path / "object_sizes.json").write_text(json.dumps({**json.loads(object_sizes_json_text(selective)),
+                                                            "measured": {"ops.txt": {"groups": {}}}}))
+    assert read_object_sizes(str(tmp_path)) is None
+
+
+def object_sizes_json_text(sizes):
+    from opgen.selection.sizes import object_sizes_json
+    return object_sizes_json(sizes)
 
 
 INLINE_USER = """

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from opgen import cli
-from opgen.selection.sizes import ObjectSizes, write_object_sizes
+from opgen.selection.sizes import Measured, ObjectSizes, write_object_sizes
 
 from helpers import REPO_ROOT
 
@@ -78,7 +78,8 @@ def test_report_counts_the_library_objects_a_build_has(capsys, mlp, tmp_path):
     count = int(objects.split()[1])
     with_cuda = next(line for line in out.splitlines() if line.startswith("  objects: "))
     assert int(with_cuda.split()[1]) == count + 1
-    assert f"built: 87.9 KiB (a selective build of {mlp} recorded it)" in out
+    assert f"built: 87.9 KiB (a selective build of {mlp} recorded it; the estimate is " in out
+    assert "measured from its link map" not in out  # no map was recorded
 
 
 def test_warnings_go_to_stderr(capsys, tmp_path):
@@ -126,3 +127,19 @@ def test_backends_kernels_are_compiled_whole_so_what_they_call_is_in(capsys, mlp
     assert groups(out) >= groups(without)
     status, _, err = select(capsys, mlp, "--backend", "tpu")
     assert status == 2 and err.startswith("error: --backend=tpu: no such backend; available: lazy, xla ")
+
+
+def test_after_a_measured_build_the_report_gives_its_link_maps_figures_and_the_family_files(capsys, mlp, tmp_path):
+    cache = tmp_path / "cache"
+    measured = Measured(groups={"addmm": 3000, "relu": 1000}, sources={"csrc/native/unary_ops.cpp": 700},
+                        linker_bytes=5300, library_bytes=10000)
+    write_object_sizes(str(cache), ObjectSizes(groups={"addmm": 4000, "relu": 2000}, sources={"csrc/native/unary_ops.cpp": 900},
+                                               library_bytes=20000, yaml="yaml/native_functions.yaml",
+                                               selections={mlp: 10000}, measured={mlp: measured}))
+    status, out, _ = select(capsys, mlp, "--report", "--cache-dir", str(cache))
+    assert status == 0
+    assert ("measured from its link map: 3.9 KiB of group units + 700 B of hand-written sources + 5.2 KiB the "
+            "linker's own (dynamic symbols, relocations, symbol table, headers) = 9.8 KiB") in out
+    family = next(line for line in out.splitlines() if line.startswith("    csrc/native/unary_ops.cpp: "))
+    assert family.endswith(": 900 B / 700 B") and " groups, " in family and " in the build" in family
+    assert "operator groups' bytes, in the built library, largest first: addmm 2.9 KiB, relu 1000 B" in out

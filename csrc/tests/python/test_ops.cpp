@@ -11,6 +11,9 @@
 #include <tuple>
 #include <vector>
 
+#include "autograd/guards.h"
+#include "autograd/node.h"
+#include "autograd/views.h"
 #include "core/dimname.h"
 #include "core/error.h"
 #include "core/host_ops.h"
@@ -18,6 +21,7 @@
 #include "core/stream.h"
 #include "core/tensor.h"
 #include "dispatch/boxing.h"
+#include "dispatch/dispatcher.h"
 #include "dispatch/registration.h"
 #include "python/bindings.h"
 
@@ -123,6 +127,64 @@ void def_echoes(op::Library& lib) {
   }), "echo (C++)");
 }
 
+// ns::unbind(Tensor(a -> *) self) -> Tensor(a)[] (dim 0), with the kernels the generated ones
+// would be for a function returning several views (yaml/native_functions.yaml has none): CPU
+// selects the rows, ADInplaceOrView records each as a MultiOutputNode view, Autograd gives them
+// one UnbindBackward0 node.
+struct UnbindBackward : op::autograd::Node {
+  UnbindBackward(op::autograd::edge_list edges, std::vector<int64_t> sizes)
+      : Node(std::move(edges)), sizes(std::move(sizes)) {}
+  op::autograd::variable_list apply(op::autograd::variable_list&& grads) override {
+    op::TensorBase result = op::TensorBase::zeros(sizes, op::TensorOptions(grads_dtype(grads)));
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (grads[i].defined()) op::host::copy_(op::host::select(result, 0, static_cast<int64_t>(i)), grads[i]);
+    return {result};
+  }
+  static op::ScalarType grads_dtype(const op::autograd::variable_list& grads) {
+    for (const op::TensorBase& g : grads)
+      if (g.defined()) return g.dtype();
+    return op::ScalarType::Float32;
+  }
+  std::string name() const override { return "UnbindBackward0"; }
+  std::vector<int64_t> sizes;
+};
+
+void def_unbind(op::Library& lib, const std::string& ns) {
+  using namespace op;
+  using List = std::vector<TensorBase>;
+  lib.def("unbind(Tensor(a -> *) self) -> Tensor(a)[]");
+  const std::string name = ns + "::unbind";
+  auto call = [name](const TensorBase& self) {
+    return Dispatcher::singleton().find_op_or_throw(name).typed<List(const TensorBase&)>().call(self);
+  };
+  lib.impl("unbind", DispatchKey::CPU, KernelFunction::from_unboxed([](const TensorBase& self) {
+    List rows;
+    for (int64_t i = 0; i < self.sizes()[0]; ++i) rows.push_back(host::select(self, 0, i));
+    return rows;
+  }), "unbind (C++)");
+  lib.impl("unbind", DispatchKey::ADInplaceOrView, KernelFunction::from_unboxed([call](const TensorBase& self) {
+    List rows;
+    {
+      autograd::BelowADInplaceOrView below;
+      rows = call(self);
+    }
+    for (TensorBase& row : rows) row = autograd::as_view(self, row, autograd::CreationMeta::MultiOutputNode);
+    return rows;
+  }), "unbind view (C++)");
+  lib.impl("unbind", DispatchKey::Autograd, KernelFunction::from_unboxed([call](const TensorBase& self) {
+    std::shared_ptr<UnbindBackward> grad_fn;
+    if (autograd::compute_requires_grad(self))
+      grad_fn = std::make_shared<UnbindBackward>(autograd::collect_next_edges(self), self.sizes().vec());
+    List rows;
+    {
+      autograd::BelowAutograd below;
+      rows = call(self);
+    }
+    for (const TensorBase& row : rows) autograd::set_history(row, grad_fn);
+    return rows;
+  }), "unbind autograd (C++)");
+}
+
 }  // namespace
 
 }  // namespace opy
@@ -137,6 +199,12 @@ PYBIND11_MODULE(opdispatch_test_ops, m) {
               "add_one_element (C++)");
     return lib;
   }, py::arg("ns") = "test", "Registers the C++ test operators; keep the returned library to keep them.");
+  m.def("register_unbind", [](const std::string& ns) {
+    auto lib = std::make_unique<op::Library>(op::Library::FRAGMENT, ns);
+    def_unbind(*lib, ns);
+    return lib;
+  }, py::arg("ns"), "Registers ns::unbind(Tensor(a -> *) self) -> Tensor(a)[] with CPU, ADInplaceOrView and Autograd "
+                    "kernels like generated ones; keep the returned library to keep it.");
   m.def("register_type_echoes", [](const std::string& ns) {
     auto lib = std::make_unique<op::Library>(op::Library::FRAGMENT, ns);
     def_echoes(*lib);

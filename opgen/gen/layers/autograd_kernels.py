@@ -672,7 +672,9 @@ def _inplace_or_view_kernel(f: NativeFunction, d: AutogradDecision) -> Kernel:
         if len(returns) == 1 and returns[0].type == TENSOR:
             body.append(f"_result = autograd::as_view({base}, _result);")
         elif len(returns) == 1 and isinstance(returns[0].type, ListType):
-            body.append(f"for (TensorBase& view : _result) view = autograd::as_view({base}, view);")
+            # one node for all the outputs: none may be modified in place (PyTorch's MULTI_OUTPUT_NODE)
+            body.append(f"for (TensorBase& view : _result) "
+                        f"view = autograd::as_view({base}, view, autograd::CreationMeta::MultiOutputNode);")
     return _wrapper("ADInplaceOrView", f, body + _return_statement(f))
 
 
