@@ -9,6 +9,7 @@
 #include "autograd/autograd_meta.h"
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/error.h"
 #include "python/bindings.h"
 #include "python/held_object.h"
 #include "python/tensor_object.h"
@@ -45,10 +46,24 @@ std::optional<ag::variable_list> replacement(const py::object& result, const cha
   return out;
 }
 
+// PyTorch's check of a Python hook's result, in its words, naming the hook (the runtime's own
+// check, autograd/hooks.cpp, stands behind it for hooks registered from C++).
+void check_hook_result(const py::object& hook, const TensorBase& grad, const TensorBase& result) {
+  if (!result.defined()) return;
+  const std::string name = py::hasattr(hook, "__name__") ? py::str(hook.attr("__name__")).cast<std::string>() : "hook";
+  OP_CHECK(result.sizes() == grad.sizes(), "hook '", name, "' has changed the size of value");
+  OP_CHECK(result.dtype() == grad.dtype(), "hook '", name, "' has changed the type of value (was ",
+           op::to_string(grad.dtype()), " got ", op::to_string(result.dtype()), ")");
+  OP_CHECK(result.device() == grad.device(), "hook '", name, "' has changed the type of value (was ",
+           grad.device().str(), " got ", result.device().str(), ")");
+}
+
 ag::TensorHook tensor_hook(py::function fn) {
   return [held = held_object(std::move(fn))](const TensorBase& grad) {
     py::gil_scoped_acquire gil;
-    return tensor_or_undefined((*held)(wrap_tensor(grad)), "a tensor hook");
+    TensorBase result = tensor_or_undefined((*held)(wrap_tensor(grad)), "a tensor hook");
+    check_hook_result(*held, grad, result);
+    return result;
   };
 }
 
