@@ -66,6 +66,24 @@ def hand_written_objects_including(header):
     return found
 
 
+def generated_units_including(project, header):
+    """build/obj/gen/ops/<g>_unit.os of the groups whose generated files #include the header
+    (a forward formula's `a + b` is op::add: its unit includes ops/add.h)."""
+    ops = os.path.join(str(project), GEN, "ops")
+    found = set()
+    for name in os.listdir(ops):
+        if not name.endswith("_unit.cpp"):
+            continue
+        with open(os.path.join(ops, name), encoding="utf-8") as unit:
+            parts = re.findall(r'^#include "ops/([^"]+)"', unit.read(), re.M)
+        for part in parts:
+            with open(os.path.join(ops, part), encoding="utf-8") as source:
+                if f'#include "{header}"' in source.read():
+                    found.add(os.path.join("build", "obj", "gen", "ops", name[:-len(".cpp")] + ".os"))
+                    break
+    return found
+
+
 def changed_files(before, after):
     return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 

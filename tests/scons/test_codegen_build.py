@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from helpers import ccache_hits, ccache_log_stats, copy_built, copy_project, snapshot
-from scons_helpers import EDITED_FILES, GEN, GROUPS, Build, changed_files, edit_add_default, hand_written_objects_including, ok, scons
+from scons_helpers import (EDITED_FILES, GEN, GROUPS, Build, changed_files, edit_add_default, generated_units_including,
+                           hand_written_objects_including, ok, scons)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,10 @@ def test_default_edit_regenerates_one_group_and_recompiles_its_objects(project, 
     # The unit names its schema's digest.
     assert changed_files(before, snapshot(project / GEN)) == {"ops/add.h", "ops/add_methods.h", "ops/add_schema.cpp",
                                                               "ops/add_unit.cpp"}
-    # add's schema, and the hand-written kernels that call op::add through ops/add.h.
-    assert build.compiled == {"build/obj/gen/ops/add_unit.os"} | hand_written_objects_including("ops/add.h")
+    # add's schema, and the hand-written kernels and generated units that call op::add through
+    # ops/add.h (op::add's declaration holds the default: its callers compile it in).
+    assert build.compiled == ({"build/obj/gen/ops/add_unit.os"} | hand_written_objects_including("ops/add.h")
+                              | generated_units_including(project, "ops/add.h"))
     assert build.linked
 
 
