@@ -18,6 +18,7 @@
 #include "python/bindings.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"
+#include "python/tensor_sequence.h"
 
 namespace opy {
 
@@ -28,24 +29,9 @@ using op::TensorBase;
 
 // A list or tuple of tensors (None entries: undefined tensors) as the engine takes them.
 ag::variable_list tensors_from(py::handle sequence, const char* what) {
-  ag::variable_list out;
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(sequence)) {
-    if (item.is_none()) {
-      out.emplace_back();
-      continue;
-    }
-    const TensorBase* t = as_tensor(item);
-    if (t == nullptr)
-      throw py::type_error(std::string(what) + " must be Tensors or None, not " + python_type_name(item));
-    out.push_back(*t);
-  }
-  return out;
-}
-
-py::tuple tensor_tuple(ag::variable_list tensors) {
-  py::tuple out(tensors.size());
-  for (size_t i = 0; i < tensors.size(); ++i) out[i] = wrap_tensor(std::move(tensors[i]));
-  return out;
+  return tensors_of(sequence, true, [what](py::handle item) {
+    return std::string(what) + " must be Tensors or None, not " + python_type_name(item);
+  });
 }
 
 // ((node or None, input_nr), ...): where the node sends each of its gradients, as PyTorch shows it.
@@ -152,7 +138,7 @@ void init_autograd(py::module_& m) {
       py::gil_scoped_release nogil;
       result = ag::grad(roots, wrt, grads, retain_graph, allow_unused, create_graph);
     }
-    return tensor_tuple(std::move(result));
+    return tuple_of(result);
   }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs"), py::arg("retain_graph"), py::arg("allow_unused"),
      py::arg("create_graph") = false);
   // Forward mode (autograd/forward_ad.h); the Python side is opdispatch/forward_ad.py.

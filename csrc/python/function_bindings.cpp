@@ -20,6 +20,7 @@
 #include "python/held_object.h"
 #include "python/ivalue_conversion.h"
 #include "python/tensor_object.h"
+#include "python/tensor_sequence.h"
 
 namespace opy {
 
@@ -50,18 +51,10 @@ struct PyFunctionNode final : ag::Node {
     }
     // The node goes along: saved outputs unpack with it as their grad_fn under create_graph.
     py::object result = ctx_->attr("_run_backward")(given, py::cast(shared_from_this()));
-    ag::variable_list out;
-    for (py::handle item : py::reinterpret_borrow<py::sequence>(result)) {
-      if (item.is_none()) {
-        out.emplace_back();
-        continue;
-      }
-      const TensorBase* t = as_tensor(item);
-      if (t == nullptr)
-        throw py::type_error("function " + name_ + " returned a gradient of type " + python_type_name(item) +
-                             ", but expected a Tensor or None");
-      out.push_back(*t);
-    }
+    ag::variable_list out = tensors_of(result, true, [this](py::handle item) {
+      return "function " + name_ + " returned a gradient of type " + python_type_name(item) +
+             ", but expected a Tensor or None";
+    });
     OP_CHECK(out.size() == num_outputs(), "function ", name_, " returned ", out.size(), " gradients for ",
              num_outputs(), " tensor inputs");
     return out;
@@ -92,13 +85,9 @@ bool among(const TensorBase& t, const std::vector<TensorBase>& tensors) {
 }
 
 std::vector<TensorBase> tensor_list(py::handle sequence, const char* what) {
-  std::vector<TensorBase> out;
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(sequence)) {
-    const TensorBase* t = as_tensor(item);
-    if (t == nullptr) throw py::type_error(std::string(what) + " must be Tensors, not " + python_type_name(item));
-    out.push_back(*t);
-  }
-  return out;
+  return tensors_of(sequence, false, [what](py::handle item) {
+    return std::string(what) + " must be Tensors, not " + python_type_name(item);
+  });
 }
 
 // PyTorch's _wrap_outputs: each output, in order, becomes an input of `node`. A dirty tensor (an

@@ -13,6 +13,7 @@
 #include "python/bindings.h"
 #include "python/held_object.h"
 #include "python/tensor_object.h"
+#include "python/tensor_sequence.h"
 
 namespace opy {
 
@@ -28,22 +29,15 @@ TensorBase tensor_or_undefined(const py::object& value, const char* what) {
   return *t;
 }
 
-py::tuple as_tuple(const ag::variable_list& tensors) {
-  py::tuple out(tensors.size());
-  for (size_t i = 0; i < tensors.size(); ++i) out[i] = tensors[i].defined() ? wrap_tensor(tensors[i]) : py::none();
-  return out;
-}
-
 // None keeps the gradients; otherwise a sequence of Tensors or None, one per gradient.
 std::optional<ag::variable_list> replacement(const py::object& result, const char* what) {
   if (result.is_none()) return std::nullopt;
   if (!py::isinstance<py::sequence>(result) || py::isinstance<py::str>(result))
     throw py::type_error(std::string(what) + " must return None or a tuple of Tensors or None, not " +
                          python_type_name(result));
-  ag::variable_list out;
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(result))
-    out.push_back(tensor_or_undefined(py::reinterpret_borrow<py::object>(item), what));
-  return out;
+  return tensors_of(result, true, [what](py::handle item) {
+    return std::string(what) + " must return a Tensor or None, not " + python_type_name(item);
+  });
 }
 
 // PyTorch's check of a Python hook's result, in its words, naming the hook (the runtime's own
@@ -70,14 +64,14 @@ ag::TensorHook tensor_hook(py::function fn) {
 ag::NodePreHook node_prehook(py::function fn) {
   return [held = held_object(std::move(fn))](const ag::variable_list& grad_outputs) {
     py::gil_scoped_acquire gil;
-    return replacement((*held)(as_tuple(grad_outputs)), "a node's pre-hook");
+    return replacement((*held)(tuple_of(grad_outputs)), "a node's pre-hook");
   };
 }
 
 ag::NodePostHook node_posthook(py::function fn) {
   return [held = held_object(std::move(fn))](const ag::variable_list& grad_inputs, const ag::variable_list& grad_outputs) {
     py::gil_scoped_acquire gil;
-    return replacement((*held)(as_tuple(grad_inputs), as_tuple(grad_outputs)), "a node's hook");
+    return replacement((*held)(tuple_of(grad_inputs), tuple_of(grad_outputs)), "a node's hook");
   };
 }
 
