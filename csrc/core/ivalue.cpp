@@ -2,6 +2,20 @@
 
 namespace op {
 
+IValue::IValue(const IValue& other) = default;
+IValue::IValue(IValue&& other) noexcept = default;
+IValue& IValue::operator=(const IValue& other) = default;
+IValue& IValue::operator=(IValue&& other) noexcept = default;
+IValue::~IValue() = default;
+
+IValue::IValue(std::optional<TensorBase> t) {
+  if (t) v_ = std::move(*t);
+}
+
+IValue::IValue(std::optional<Generator> v) {
+  if (v) v_ = std::move(*v);
+}
+
 const char* IValue::tag_name(Tag tag) {
   switch (tag) {
     case Tag::None: return "None";

@@ -49,11 +49,16 @@ class IValue {
   };
 
   IValue() = default;
+  // Out of line (ivalue.cpp): copying, moving and destroying the variant instantiate its
+  // visitation tables, which every generated unit would otherwise compile again.
+  IValue(const IValue& other);
+  IValue(IValue&& other) noexcept;
+  IValue& operator=(const IValue& other);
+  IValue& operator=(IValue&& other) noexcept;
+  ~IValue();
   IValue(std::nullopt_t) {}  // NOLINT
   IValue(TensorBase t) : v_(std::move(t)) {}  // NOLINT
-  IValue(std::optional<TensorBase> t) {  // NOLINT: None or Tensor
-    if (t) v_ = std::move(*t);
-  }
+  IValue(std::optional<TensorBase> t);  // NOLINT: None or Tensor (out of line, as the copies)
   IValue(std::vector<TensorBase> v) : v_(std::move(v)) {}                  // NOLINT
   IValue(std::vector<std::optional<TensorBase>> v) : v_(std::move(v)) {}   // NOLINT
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
@@ -69,9 +74,7 @@ class IValue {
   IValue(ScalarType v) : v_(v) {}                       // NOLINT
   IValue(Device v) : v_(v) {}                           // NOLINT
   IValue(Generator v) : v_(std::move(v)) {}             // NOLINT
-  IValue(std::optional<Generator> v) {                  // NOLINT: None or Generator
-    if (v) v_ = std::move(*v);
-  }
+  IValue(std::optional<Generator> v);                   // NOLINT: None or Generator
   IValue(std::vector<Scalar> v) : v_(std::move(v)) {}   // NOLINT
   IValue(Storage v) : v_(std::move(v)) {}               // NOLINT
   IValue(Stream v) : v_(v) {}                           // NOLINT

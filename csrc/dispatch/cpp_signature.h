@@ -60,10 +60,16 @@ struct DropKeySet<TypeList<DispatchKeySet, A...>> {
 template <class T, class = void>
 struct CppKind;  // undefined for unsupported types: a compile error names the type
 
-#define OP_CPP_KIND(TYPE, NAME) \
-  template <>                   \
-  struct CppKind<TYPE> {        \
-    static std::string name() { return NAME; } \
+// Each kind is a string literal, so a signature's kinds cost no code per signature: every
+// group's unit makes several (compile time of the generated units, docs/benchmarks.md).
+#define OP_CPP_KIND(TYPE, NAME)                             \
+  template <>                                               \
+  struct CppKind<TYPE> {                                    \
+    static constexpr const char* name = NAME;               \
+  };                                                        \
+  template <>                                               \
+  struct CppKind<std::optional<TYPE>> {                     \
+    static constexpr const char* name = NAME "?";           \
   };
 OP_CPP_KIND(TensorBase, "Tensor")
 OP_CPP_KIND(ArrayRef<TensorBase>, "Tensor[]")
@@ -96,37 +102,45 @@ OP_CPP_KIND(Dimname, "Dimname")
 OP_CPP_KIND(ArrayRef<Dimname>, "Dimname[]")
 OP_CPP_KIND(std::vector<Dimname>, "Dimname[]")
 #undef OP_CPP_KIND
-template <class T>
-struct CppKind<std::optional<T>> {
-  static std::string name() { return CppKind<T>::name() + "?"; }
-};
 
 template <class T>
-std::string cpp_kind() {
-  return CppKind<std::decay_t<T>>::name();
+constexpr const char* cpp_kind() {
+  return CppKind<std::decay_t<T>>::name;
 }
 
 template <class R>
 struct ReturnKinds {
-  static std::vector<std::string> get() { return {cpp_kind<R>()}; }
+  static constexpr const char* kinds[] = {cpp_kind<R>()};
+  static constexpr size_t size = 1;
 };
 template <>
 struct ReturnKinds<void> {
-  static std::vector<std::string> get() { return {}; }
+  static constexpr const char* const* kinds = nullptr;
+  static constexpr size_t size = 0;
 };
 template <class... T>
 struct ReturnKinds<std::tuple<T...>> {
-  static std::vector<std::string> get() { return {cpp_kind<T>()...}; }
+  static constexpr const char* kinds[] = {cpp_kind<T>()..., nullptr};  // nullptr: a zero-length array is ill-formed
+  static constexpr size_t size = sizeof...(T);
 };
 
-// One per distinct operator signature Sig = Ret(Args...), built on first use.
+// One per distinct operator signature Sig = Ret(Args...), built on first use. Constructed and
+// destroyed out of line (kernel_function.cpp): a signature's template only lists its kinds.
 struct CppSignature {
   const std::type_info* type;  // typeid(Sig): identity, so a typed call can trust the pointer cast
   std::vector<std::string> arg_kinds;
   std::vector<std::string> return_kinds;
 
+  CppSignature(const std::type_info* type, const char* const* args, size_t arg_count, const char* const* returns,
+               size_t return_count);
+  CppSignature(const CppSignature&) = delete;
+  CppSignature& operator=(const CppSignature&) = delete;
+  ~CppSignature();
+
   std::string kinds_str() const;  // "(Tensor, int) -> Tensor"
   std::string type_name() const;  // demangled C++ function type
+  // The kinds "(Tensor, int) -> Tensor" of lists of schema kinds (a schema's, to compare).
+  static std::string kinds_str(const std::vector<std::string>& args, const std::vector<std::string>& returns);
 };
 
 template <class Sig>
@@ -134,7 +148,9 @@ struct CppSignatureOf;
 template <class R, class... A>
 struct CppSignatureOf<R(A...)> {
   static const CppSignature& get() {
-    static const CppSignature sig{&typeid(R(A...)), {cpp_kind<A>()...}, ReturnKinds<std::decay_t<R>>::get()};
+    static constexpr const char* args[] = {cpp_kind<A>()..., nullptr};
+    using Returns = ReturnKinds<std::decay_t<R>>;
+    static const CppSignature sig(&typeid(R(A...)), args, sizeof...(A), Returns::kinds, Returns::size);
     return sig;
   }
 };

@@ -26,13 +26,21 @@ void KernelFunction::signature_mismatch(const OperatorHandle& op, const CppSigna
            sig_->type_name(), "; call it with exactly the kernel's parameter types"));
 }
 
-std::string CppSignature::kinds_str() const {
+CppSignature::CppSignature(const std::type_info* type, const char* const* args, size_t arg_count,
+                           const char* const* returns, size_t return_count)
+    : type(type), arg_kinds(args, args + arg_count), return_kinds(returns, returns + return_count) {}
+
+CppSignature::~CppSignature() = default;
+
+std::string CppSignature::kinds_str() const { return kinds_str(arg_kinds, return_kinds); }
+
+std::string CppSignature::kinds_str(const std::vector<std::string>& args, const std::vector<std::string>& returns) {
   std::string out = "(";
-  for (size_t i = 0; i < arg_kinds.size(); ++i) out += (i ? ", " : "") + arg_kinds[i];
+  for (size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + args[i];
   out += ") -> ";
-  if (return_kinds.size() == 1) return out + return_kinds[0];
+  if (returns.size() == 1) return out + returns[0];
   out += "(";
-  for (size_t i = 0; i < return_kinds.size(); ++i) out += (i ? ", " : "") + return_kinds[i];
+  for (size_t i = 0; i < returns.size(); ++i) out += (i ? ", " : "") + returns[i];
   return out + ")";
 }
 

@@ -21,10 +21,10 @@ const char* to_string(TableSource s) {
 }
 
 std::string schema_kinds(const FunctionSchema& schema) {
-  CppSignature sig{nullptr, {}, {}};
-  for (const Argument& a : schema.arguments()) sig.arg_kinds.push_back(a.type.boxed_kind());
-  for (const Return& r : schema.returns()) sig.return_kinds.push_back(r.type.boxed_kind());
-  return sig.kinds_str();
+  std::vector<std::string> args, returns;
+  for (const Argument& a : schema.arguments()) args.push_back(a.type.boxed_kind());
+  for (const Return& r : schema.returns()) returns.push_back(r.type.boxed_kind());
+  return CppSignature::kinds_str(args, returns);
 }
 
 OperatorEntry::OperatorEntry(OperatorName name) : name_(std::move(name)) { update_table(Fallbacks{}); }

@@ -98,6 +98,8 @@ void Library::close() {
 
 namespace detail {
 
+StaticLibrary::~StaticLibrary() = default;
+
 StaticLibrary::StaticLibrary(Library::Kind kind, const char* ns, std::optional<DispatchKey> key,
                              void (*init)(Library&), const char* file, int line) {
   try {

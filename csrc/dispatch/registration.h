@@ -65,6 +65,7 @@ class StaticLibrary {
  public:
   StaticLibrary(Library::Kind kind, const char* ns, std::optional<DispatchKey> key, void (*init)(Library&),
                 const char* file, int line);
+  ~StaticLibrary();  // out of line: every generated file has one (docs/benchmarks.md, compile time)
 
  private:
   std::optional<Library> library_;
