@@ -7,6 +7,26 @@ IValue::IValue(IValue&& other) noexcept = default;
 IValue& IValue::operator=(const IValue& other) = default;
 IValue& IValue::operator=(IValue&& other) noexcept = default;
 IValue::~IValue() = default;
+IValue::IValue(TensorBase t) : v_(std::move(t)) {}
+IValue::IValue(std::vector<TensorBase> v) : v_(std::move(v)) {}
+IValue::IValue(std::vector<std::optional<TensorBase>> v) : v_(std::move(v)) {}
+IValue::IValue(Int v) : v_(v.value) {}
+IValue::IValue(double v) : v_(v) {}
+IValue::IValue(bool v) : v_(v) {}
+IValue::IValue(std::string v) : v_(std::move(v)) {}
+IValue::IValue(const char* v) : v_(std::string(v)) {}
+IValue::IValue(Scalar v) : v_(v) {}
+IValue::IValue(std::vector<int64_t> v) : v_(std::move(v)) {}
+IValue::IValue(std::vector<double> v) : v_(std::move(v)) {}
+IValue::IValue(std::vector<bool> v) : v_(std::move(v)) {}
+IValue::IValue(ScalarType v) : v_(v) {}
+IValue::IValue(Device v) : v_(v) {}
+IValue::IValue(Generator v) : v_(std::move(v)) {}
+IValue::IValue(std::vector<Scalar> v) : v_(std::move(v)) {}
+IValue::IValue(Storage v) : v_(std::move(v)) {}
+IValue::IValue(Stream v) : v_(v) {}
+IValue::IValue(Dimname v) : v_(v) {}
+IValue::IValue(std::vector<Dimname> v) : v_(std::move(v)) {}
 
 IValue::IValue(std::optional<TensorBase> t) {
   if (t) v_ = std::move(*t);
@@ -60,7 +80,7 @@ std::optional<TensorBase> IValue::to_optional_tensor() const {
 
 double IValue::to_double() const {
   if (is_int()) return static_cast<double>(to_int());
-  return get<double>(Tag::Double);
+  return get<Tag::Double>();
 }
 
 Scalar IValue::to_scalar() const {

@@ -23,8 +23,13 @@
 namespace op {
 
 class IValue {
+  // What an IValue holds: one of these, in Tag's order.
+  using Value = std::variant<std::monostate, TensorBase, std::vector<TensorBase>, std::vector<std::optional<TensorBase>>, int64_t, double, bool,
+                 std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device,
+                 Generator, std::vector<Scalar>, Storage, Stream, Dimname, std::vector<Dimname>>;
+
  public:
-  // Same order as the variant below: tag() is the variant index.
+  // Same order as the variant above: tag() is the variant index.
   enum class Tag : uint8_t {
     None,
     Tensor,
@@ -49,37 +54,39 @@ class IValue {
   };
 
   IValue() = default;
-  // Out of line (ivalue.cpp): copying, moving and destroying the variant instantiate its
-  // visitation tables, which every generated unit would otherwise compile again.
+  // Out of line (ivalue.cpp), as are the constructors below: copying, moving, destroying and
+  // assigning the variant instantiate its visitation tables and its converting constructor's
+  // overload set over twenty types, work every generated unit (and the precompiled header's
+  // pending instantiations) would otherwise do again (docs/benchmarks.md, unit compile time).
   IValue(const IValue& other);
   IValue(IValue&& other) noexcept;
   IValue& operator=(const IValue& other);
   IValue& operator=(IValue&& other) noexcept;
   ~IValue();
   IValue(std::nullopt_t) {}  // NOLINT
-  IValue(TensorBase t) : v_(std::move(t)) {}  // NOLINT
-  IValue(std::optional<TensorBase> t);  // NOLINT: None or Tensor (out of line, as the copies)
-  IValue(std::vector<TensorBase> v) : v_(std::move(v)) {}                  // NOLINT
-  IValue(std::vector<std::optional<TensorBase>> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(TensorBase t);  // NOLINT
+  IValue(std::optional<TensorBase> t);  // NOLINT: None or Tensor
+  IValue(std::vector<TensorBase> v);  // NOLINT
+  IValue(std::vector<std::optional<TensorBase>> v);  // NOLINT
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
-  IValue(T v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
-  IValue(double v) : v_(v) {}                    // NOLINT
-  IValue(bool v) : v_(v) {}                      // NOLINT
-  IValue(std::string v) : v_(std::move(v)) {}    // NOLINT
-  IValue(const char* v) : v_(std::string(v)) {}  // NOLINT
-  IValue(Scalar v) : v_(v) {}                    // NOLINT
-  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
-  IValue(std::vector<double> v) : v_(std::move(v)) {}   // NOLINT
-  IValue(std::vector<bool> v) : v_(std::move(v)) {}     // NOLINT
-  IValue(ScalarType v) : v_(v) {}                       // NOLINT
-  IValue(Device v) : v_(v) {}                           // NOLINT
-  IValue(Generator v) : v_(std::move(v)) {}             // NOLINT
-  IValue(std::optional<Generator> v);                   // NOLINT: None or Generator
-  IValue(std::vector<Scalar> v) : v_(std::move(v)) {}   // NOLINT
-  IValue(Storage v) : v_(std::move(v)) {}               // NOLINT
-  IValue(Stream v) : v_(v) {}                           // NOLINT
-  IValue(Dimname v) : v_(v) {}                          // NOLINT
-  IValue(std::vector<Dimname> v) : v_(std::move(v)) {}  // NOLINT
+  IValue(T v) : IValue(Int{static_cast<int64_t>(v)}) {}  // NOLINT
+  IValue(double v);  // NOLINT
+  IValue(bool v);  // NOLINT
+  IValue(std::string v);  // NOLINT
+  IValue(const char* v);  // NOLINT
+  IValue(Scalar v);  // NOLINT
+  IValue(std::vector<int64_t> v);  // NOLINT
+  IValue(std::vector<double> v);  // NOLINT
+  IValue(std::vector<bool> v);  // NOLINT
+  IValue(ScalarType v);  // NOLINT
+  IValue(Device v);  // NOLINT
+  IValue(Generator v);  // NOLINT
+  IValue(std::optional<Generator> v);  // NOLINT: None or Generator
+  IValue(std::vector<Scalar> v);  // NOLINT
+  IValue(Storage v);  // NOLINT
+  IValue(Stream v);  // NOLINT
+  IValue(Dimname v);  // NOLINT
+  IValue(std::vector<Dimname> v);  // NOLINT
 
   Tag tag() const { return static_cast<Tag>(v_.index()); }
   static const char* tag_name(Tag tag);  // "Tensor", "int", "int[]", ...
@@ -95,31 +102,31 @@ class IValue {
   // Anything to_scalar() accepts: a Scalar, int, float or bool.
   bool is_scalar_like() const;
 
-  const TensorBase& to_tensor() const { return get<TensorBase>(Tag::Tensor); }
-  TensorBase& to_tensor_mut() { return get_mut<TensorBase>(Tag::Tensor); }
+  const TensorBase& to_tensor() const { return get<Tag::Tensor>(); }
+  TensorBase& to_tensor_mut() { return get_mut<Tag::Tensor>(); }
   std::optional<TensorBase> to_optional_tensor() const;  // None or Tensor
-  const std::vector<TensorBase>& to_tensor_list() const { return get<std::vector<TensorBase>>(Tag::TensorList); }
+  const std::vector<TensorBase>& to_tensor_list() const { return get<Tag::TensorList>(); }
   const std::vector<std::optional<TensorBase>>& to_optional_tensor_list() const {
-    return get<std::vector<std::optional<TensorBase>>>(Tag::OptionalTensorList);
+    return get<Tag::OptionalTensorList>();
   }
-  int64_t to_int() const { return get<int64_t>(Tag::Int); }
+  int64_t to_int() const { return get<Tag::Int>(); }
   double to_double() const;  // also accepts an int
-  bool to_bool() const { return get<bool>(Tag::Bool); }
-  const std::string& to_str() const { return get<std::string>(Tag::String); }
+  bool to_bool() const { return get<Tag::Bool>(); }
+  const std::string& to_str() const { return get<Tag::String>(); }
   Scalar to_scalar() const;
-  const std::vector<int64_t>& to_int_list() const { return get<std::vector<int64_t>>(Tag::IntList); }
-  const std::vector<double>& to_double_list() const { return get<std::vector<double>>(Tag::DoubleList); }
-  const std::vector<bool>& to_bool_list() const { return get<std::vector<bool>>(Tag::BoolList); }
-  ScalarType to_scalar_type() const { return get<ScalarType>(Tag::ScalarType); }
-  Device to_device() const { return get<Device>(Tag::Device); }
-  const Generator& to_generator() const { return get<Generator>(Tag::Generator); }
-  const std::vector<Scalar>& to_scalar_list() const { return get<std::vector<Scalar>>(Tag::ScalarList); }
+  const std::vector<int64_t>& to_int_list() const { return get<Tag::IntList>(); }
+  const std::vector<double>& to_double_list() const { return get<Tag::DoubleList>(); }
+  const std::vector<bool>& to_bool_list() const { return get<Tag::BoolList>(); }
+  ScalarType to_scalar_type() const { return get<Tag::ScalarType>(); }
+  Device to_device() const { return get<Tag::Device>(); }
+  const Generator& to_generator() const { return get<Tag::Generator>(); }
+  const std::vector<Scalar>& to_scalar_list() const { return get<Tag::ScalarList>(); }
   // A Scalar[], or an int, float or bool list as Scalars of its kind (a copy).
   std::vector<Scalar> as_scalar_list() const;
-  const Storage& to_storage() const { return get<Storage>(Tag::Storage); }
-  Stream to_stream() const { return get<Stream>(Tag::Stream); }
-  Dimname to_dimname() const { return get<Dimname>(Tag::Dimname); }
-  const std::vector<Dimname>& to_dimname_list() const { return get<std::vector<Dimname>>(Tag::DimnameList); }
+  const Storage& to_storage() const { return get<Tag::Storage>(); }
+  Stream to_stream() const { return get<Tag::Stream>(); }
+  Dimname to_dimname() const { return get<Tag::Dimname>(); }
+  const std::vector<Dimname>& to_dimname_list() const { return get<Tag::DimnameList>(); }
 
   // A short, deterministic description: "None", "3", "[1, 2]", "Tensor(float32[2, 3] on cpu)".
   std::string repr() const;
@@ -128,22 +135,24 @@ class IValue {
   bool operator!=(const IValue& other) const { return !(*this == other); }
 
  private:
+  struct Int {  // an integer of any width, widened (the template constructor)
+    int64_t value;
+  };
+  explicit IValue(Int v);
   [[noreturn]] void type_error(Tag expected) const;
-  template <class T>
-  const T& get(Tag expected) const {
+  // By index, not by type: finding a type among the variant's twenty costs every unit compile time.
+  template <Tag expected>
+  const std::variant_alternative_t<static_cast<size_t>(expected), Value>& get() const {
     if (tag() != expected) type_error(expected);
-    return *std::get_if<T>(&v_);
+    return *std::get_if<static_cast<size_t>(expected)>(&v_);
   }
-  template <class T>
-  T& get_mut(Tag expected) {
+  template <Tag expected>
+  std::variant_alternative_t<static_cast<size_t>(expected), Value>& get_mut() {
     if (tag() != expected) type_error(expected);
-    return *std::get_if<T>(&v_);
+    return *std::get_if<static_cast<size_t>(expected)>(&v_);
   }
 
-  std::variant<std::monostate, TensorBase, std::vector<TensorBase>, std::vector<std::optional<TensorBase>>, int64_t, double, bool,
-               std::string, Scalar, std::vector<int64_t>, std::vector<double>, std::vector<bool>, ScalarType, Device,
-               Generator, std::vector<Scalar>, Storage, Stream, Dimname, std::vector<Dimname>>
-      v_;
+  Value v_;
 };
 
 using Stack = std::vector<IValue>;
