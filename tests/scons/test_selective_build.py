@@ -373,3 +373,17 @@ def test_a_selective_library_exports_no_left_out_kernel_keeps_what_the_extension
     assert "measured from its link map: " in report.stdout
     assert "family files (a hand-written source implementing several groups)" in report.stdout
     assert "    csrc/native/unary_ops.cpp: " in report.stdout
+
+
+def test_the_full_library_holds_every_stubs_cpu_loop_and_exports_no_loop_pointer(built_project):
+    """The full build keeps the CPU loop of every dispatch stub stubs.h declares (each read through
+    its hidden pointer `op_stub_loop_<stub>_CPU`, csrc/native/dispatch_stub.h); a selective library
+    keeps only those its kernels call (tests/scons/test_selective_by_operator.py)."""
+    with open(os.path.join(REPO_ROOT, "csrc", "native", "stubs.h"), encoding="utf-8") as handle:
+        declared = set(re.findall(r"OP_DECLARE_STUB\((\w+),", handle.read()))
+    library = str(built_project.root / LIBRARY)
+    symbols = _nm("-C", library)
+    assert declared and set(re.findall(r" op_stub_loop_(\w+)_CPU$", symbols, re.MULTILINE)) == declared
+    for loop in ("cos_kernel", "sin_kernel", "clamp_kernel", "gemm_kernel"):
+        assert f"::{loop}(" in symbols, loop
+    assert "op_stub_loop_" not in _nm("-D", library)
