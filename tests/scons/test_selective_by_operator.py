@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from helpers import PROJECT_INPUTS, copy_project
-from scons_helpers import GEN, ok, scons
+from scons_helpers import GEN, LIBRARY, ok, scons
 from test_selective_build import Closer, run_python
 
 # What record_operators wrote for an MLP forward: `od.addmm(b, x, w).relu()`, `od.matmul(h, w2)`,
