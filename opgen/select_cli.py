@@ -86,9 +86,15 @@ def run(args: argparse.Namespace) -> int:
 def _by_operator(closure, autograd: bool) -> str:
     """What the closure by operator leaves out of kept kernel files, and which groups train."""
     lines = []
-    if closure.declared:
-        lines.append(f"declared only: {len(closure.declared)} groups implemented in compiled kernel files, their headers "
-                     f"generated, neither compiled nor registered: {', '.join(closure.declared)}")
+    handles = set(closure.handles)
+    declared = [g for g in closure.declared if g not in handles]
+    if declared:
+        lines.append(f"declared only: {len(declared)} groups implemented in compiled kernel files, their headers "
+                     f"generated, neither compiled nor registered: {', '.join(declared)}")
+    if handles:
+        lines.append(f"backward only: {len(handles)} groups the runtime calls in backward passes alone (nothing "
+                     f"selected is used for training), declared, their operator handles compiled but nothing "
+                     f"registered: {', '.join(closure.handles)}")
     if autograd and closure.inference:
         lines.append(f"without autograd: {len(closure.inference)} of {len(closure.groups)} groups "
                      "(no entry that needs them is used for training)")

@@ -1,3 +1,4 @@
+// opgen: backward only (opgen/selection/sources.py: an inference-only selection keeps no operator it calls)
 // as_strided's gradient (helpers.h): the view's gradient is scattered into a flat buffer that
 // stands for the storage, then read back with the input's geometry. Only operators: the scatter
 // is as_strided_scatter of (what the buffer holds there + grad), which is exact where the view

@@ -1,3 +1,4 @@
+// opgen: backward only (opgen/selection/sources.py: an inference-only selection keeps no operator it calls)
 #include "autograd/engine.h"
 
 #include <algorithm>

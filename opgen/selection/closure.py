@@ -14,7 +14,11 @@ it:
   kept; the runtime's sources and support code (sources implementing no group) are always
   compiled, so the groups they call, and those whose native kernels a runtime source names
   (``ops/<g>_native.h``: a backend's autograd kernels call them), are always kept; an umbrella
-  header included by a compiled source keeps every group.
+  header included by a compiled source keeps every group. A source marked backward only
+  (``// opgen: backward only``, sources.BACKWARD_ONLY: the autograd engine, gradient
+  accumulation, hooks, formula helpers) is compiled all the same, but the groups it calls are
+  kept only when it is compiled for training: a selection no entry of which is used for training
+  never runs a backward pass.
 
 A compiled source's *other* groups (``unary_ops.cpp`` compiled for ``clamp`` also implements
 ``cos``) are only *declared*: their headers are generated, since the source includes them, but
@@ -122,6 +126,10 @@ class Closure:
     declared: tuple[str, ...] = ()                   # sorted, none of them in groups
     declared_by: Mapping[str, tuple[str, Optional[str]]] = field(default_factory=dict)  # group -> (source, group it is compiled for)
     inference: tuple[str, ...] = ()                  # kept groups used for no training: no autograd layer, sorted
+    # Declared groups a backward-only source calls (nothing trained): their operator handles
+    # (ops/<g>_schema.cpp without its schemas) are compiled, so the source links; a call raises
+    # "unknown operator", as the operator is not in the build.
+    handles: tuple[str, ...] = ()                    # sorted, all of them in declared
 
     @property
     def generated(self) -> tuple[str, ...]:
@@ -164,6 +172,8 @@ class Closure:
         if declared is not None:
             source, via = declared
             why = f"compiled for {via}; " + "; ".join(self.chain(via)) if via else "part of the runtime"
+            if self.group_of_model.get(name, name) in self.handles:
+                why += " and runs in backward passes only (nothing selected is used for training)"
             return (f"{name}: not in the build: nothing selected needs it; only its declarations are generated, "
                     f"for {source}, which is {why}")
         nearest = close_match(name, list(self.reasons) + list(self.group_of))
@@ -228,7 +238,9 @@ def close_selection(selection: Selection, model: Model, generated_includes: Call
         frontier = walk.take_new()
 
     closed = sorted(walk.reasons)
-    declared_by = _declared(walk.declared, set(closed), generated_includes)
+    handles = tuple(sorted(g for g in walk.handles if g not in walk.reasons))
+    found = {**{g: (walk.handles[g], None) for g in handles}, **walk.declared}
+    declared_by = _declared(found, set(closed), generated_includes)
     operators = sorted(f.key for g in closed for f in groups_by_name[g].functions)
     unresolved = tuple((path, header) for path in sorted(walk.compiled) for header in hand.sources[path].unresolved)
     return Closure(
@@ -239,7 +251,7 @@ def close_selection(selection: Selection, model: Model, generated_includes: Call
         group_of={key: group_of[key] for key in operators}, unresolved=unresolved,
         model_names=frozenset(group_of) | frozenset(groups_by_name), group_of_model=group_of,
         declared=tuple(sorted(declared_by)), declared_by=declared_by,
-        inference=tuple(g for g in closed if g not in walk.training),
+        inference=tuple(g for g in closed if g not in walk.training), handles=handles,
     )
 
 
@@ -270,6 +282,7 @@ class _Walk:
         self.training: set[str] = set()
         self.compiled: dict[str, SourceReason] = {}
         self.declared: dict[str, tuple[str, Optional[str]]] = {}   # group -> (source, group it is compiled for)
+        self.handles: dict[str, str] = {}   # group -> the backward-only source calling it, untrained
         self._trained_sources: set[str] = set()
         self._new: list[str] = []
 
@@ -301,9 +314,15 @@ class _Walk:
         facts = self.hand.sources[path]
         runtime = path in self.hand.runtime
         call = ReasonKind.RUNTIME_CALL if runtime else ReasonKind.SUPPORT if facts.is_support else ReasonKind.CALLED_BY_SOURCE
-        for group in facts.calls:
-            if group != why.group:
-                self.add(group, Reason(call, via=why.group, source=path), training)
+        if facts.backward_only and not training:
+            # Compiled, but what it calls runs in backward passes only: those groups get their
+            # declarations and operator handles (Closure.handles), not their kernels.
+            for group in facts.calls:
+                self.handles.setdefault(group, path)
+        else:
+            for group in facts.calls:
+                if group != why.group:
+                    self.add(group, Reason(call, via=why.group, source=path), training)
         for group in facts.implements:
             if group == why.group:
                 continue

@@ -40,6 +40,8 @@ class SourceFacts:
     calls: tuple[str, ...]        # groups, sorted (a composite may call a group it implements too)
     umbrellas: tuple[str, ...]    # umbrella headers it includes, directly or through its headers
     unresolved: tuple[str, ...] = ()  # ops/ headers it includes that are no group's of the model
+    backward_only: bool = False   # marked BACKWARD_ONLY: its calls serve backward passes only
+
 
     @property
     def is_support(self) -> bool:
@@ -58,6 +60,14 @@ class HandWritten:
     def always_compiled(self) -> list[str]:
         """Runtime sources and support code, sorted."""
         return sorted(p for p, facts in self.sources.items() if p in self.runtime or facts.is_support)
+
+
+# A source's own line marking it as code that runs in backward passes only (the autograd engine,
+# gradient accumulation, hooks, formula helpers): it is compiled as any other, but the groups it
+# calls are kept only when the selection trains something (closure.py). A selection used for
+# inference alone never runs a backward pass; calling backward() in its build raises naming the
+# left-out operator, like any operator outside the selection.
+BACKWARD_ONLY = re.compile(r"^// opgen: backward only\b", re.MULTILINE)
 
 
 def index_sources(sources: Mapping[str, str], groups: Collection[str], runtime: Collection[str] = ()) -> HandWritten:
@@ -97,7 +107,7 @@ def _facts(path: str, resolver: "_Resolver", groups: frozenset[str]) -> SourceFa
             if not named and included.startswith(OPS_PREFIX):
                 unresolved.add(included)
     return SourceFacts(path, tuple(sorted(implements)), tuple(sorted(calls)), tuple(sorted(umbrellas)),
-                       tuple(sorted(unresolved)))
+                       tuple(sorted(unresolved)), backward_only=bool(BACKWARD_ONLY.search(resolver.text(path))))
 
 
 class _Resolver:
@@ -184,5 +194,5 @@ def read_sources(root: str, paths: Collection[str]) -> dict[str, str]:
 _QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 
 
-__all__ = ["HandWritten", "HeaderKind", "SourceFacts", "in_library", "index_sources", "read_csrc", "read_sources",
+__all__ = ["BACKWARD_ONLY", "HandWritten", "HeaderKind", "SourceFacts", "in_library", "index_sources", "read_csrc", "read_sources",
            "EXTENSION_DIRS", "KERNEL_DIRS", "RUNTIME_DIRS"]

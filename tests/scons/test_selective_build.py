@@ -244,7 +244,8 @@ def test_a_full_build_switches_to_a_selection_and_back_compiling_nothing(built_p
     assert {p: s[0] for p, s in snapshot(root / GEN).items()} == {p: s[0] for p, s in full_gen.items()}
 
 
-def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits(built_project, closer, tmp_path):
+def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits_its_inference_in_half_the_size(
+        built_project, closer, tmp_path):
     root = copy_built(built_project.root, tmp_path / "project")
     full = run_mlp(root, "--record", "ops.yaml")
     recorded = full["operators"]
@@ -271,6 +272,23 @@ def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits(built_proje
     assert (again["loss"], again["grads"]) == (full["loss"], full["grads"])  # floats, to the bit
     assert again["error"] == ("aten::matmul is not in this build: "
                               "the operator selection ops.yaml (scons --ops) does not include it")
+
+    # Its forward alone, recorded for inference (no entry used for training): issue 41's library
+    # of at most half the full one's size, file and loaded bytes, running the forward to the bit.
+    forward = run_mlp(root, "--inference", "--record", "inference.yaml")
+    assert forward["loss"] == full["loss"] and forward["grads"] == []
+    ok(scons(root, "--ops=inference.yaml", target=None))
+    assert run_mlp(root, "--inference")["loss"] == full["loss"]
+    full_library, library = built_project.root / LIBRARY, root / LIBRARY
+    assert os.path.getsize(library) <= os.path.getsize(full_library) / 2
+    assert _loaded_bytes(library) <= _loaded_bytes(full_library) / 2
+
+
+def _loaded_bytes(library) -> int:
+    """text + data + bss, as `size` counts them: what loading the library maps."""
+    text, data, bss = subprocess.run(["size", str(library)], capture_output=True, text=True,
+                                     check=True).stdout.splitlines()[1].split()[:3]
+    return int(text) + int(data) + int(bss)
 
 
 def test_installing_a_selective_build_ships_the_yaml_of_what_it_holds(selective, closer, tmp_path):
@@ -373,3 +391,17 @@ def test_a_selective_library_exports_no_left_out_kernel_keeps_what_the_extension
     assert "measured from its link map: " in report.stdout
     assert "family files (a hand-written source implementing several groups)" in report.stdout
     assert "    csrc/native/unary_ops.cpp: " in report.stdout
+
+
+def test_the_full_library_holds_every_stubs_cpu_loop_and_exports_no_loop_pointer(built_project):
+    """The full build keeps the CPU loop of every dispatch stub stubs.h declares (each read through
+    its hidden pointer `op_stub_loop_<stub>_CPU`, csrc/native/dispatch_stub.h); a selective library
+    keeps only those its kernels call (tests/scons/test_selective_by_operator.py)."""
+    with open(os.path.join(REPO_ROOT, "csrc", "native", "stubs.h"), encoding="utf-8") as handle:
+        declared = set(re.findall(r"OP_DECLARE_STUB\((\w+),", handle.read()))
+    library = str(built_project.root / LIBRARY)
+    symbols = _nm("-C", library)
+    assert declared and set(re.findall(r" op_stub_loop_(\w+)_CPU$", symbols, re.MULTILINE)) == declared
+    for loop in ("cos_kernel", "sin_kernel", "clamp_kernel", "gemm_kernel"):
+        assert f"::{loop}(" in symbols, loop
+    assert "op_stub_loop_" not in _nm("-D", library)

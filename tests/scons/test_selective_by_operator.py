@@ -2,14 +2,16 @@
 library registers exactly the closure's operators; a group that only shares a kernel file with a
 kept one (cos beside clamp in unary_ops.cpp) is declared, not compiled nor registered, and raises
 naming the selection; the same program recorded for inference builds without an autograd kernel
-for its operators. One cold selective build of a copy of the project (ccache shared), then the
-same copy switched to the inference selection."""
+for its operators, and its library holds the loops of the dispatch stubs its kernels call only.
+One cold selective build of a copy of the project (ccache shared), then the same copy switched to
+the inference selection."""
 import os
+import subprocess
 
 import pytest
 
 from helpers import PROJECT_INPUTS, copy_project
-from scons_helpers import GEN, ok, scons
+from scons_helpers import GEN, LIBRARY, ok, scons
 from test_selective_build import Closer, run_python
 
 # What record_operators wrote for an MLP forward: `od.addmm(b, x, w).relu()`, `od.matmul(h, w2)`,
@@ -93,3 +95,25 @@ print(json.dumps([autograd, y.requires_grad, len(names)]))
     # composites still decompose at the autograd keys, as in any build.
     assert autograd == ["aten::copy_"] and requires_grad is False
     assert count == len(closure.operators)
+
+
+def _nm(*args):
+    return subprocess.run(["nm", *map(str, args)], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_selective_library_holds_the_loops_of_the_stubs_its_kernels_call_only(mlp):
+    """A dispatch stub's device loop is reachable only through the stub's loop pointer
+    (csrc/native/dispatch_stub.h: `op_stub_loop_<stub>_<DEVICE>`, hidden, no static initializer),
+    which the kernels calling the stub read: the linker's collection drops the loops of the stubs
+    no kept kernel calls. cos's and sin's loops are compiled (unary_kernels.os holds them) but not
+    in the inference library; clamp's (relu) and gemm's (addmm) are, and no pointer is exported.
+    tests/scons/test_selective_build.py: the full library holds every stub's loop."""
+    root, _ = mlp
+    library = _nm("-C", root / LIBRARY)
+    unary = _nm("-C", root / "build" / "obj" / "native" / "cpu" / "unary_kernels.os")
+    for stub, loop in (("cos_stub", "cos_kernel"), ("sin_stub", "sin_kernel"), ("tanh_stub", "tanh_kernel")):
+        assert f" op_stub_loop_{stub}_CPU\n" in unary and f"::{loop}(" in unary, stub
+        assert f"op_stub_loop_{stub}_" not in library and f"::{loop}(" not in library, stub
+    for stub, loop in (("clamp_stub", "clamp_kernel"), ("gemm_stub", "gemm_kernel")):
+        assert f" op_stub_loop_{stub}_CPU\n" in library and f"::{loop}(" in library, stub
+    assert "op_stub_loop_" not in _nm("-D", root / LIBRARY)

@@ -29,18 +29,24 @@ MLP_INFERENCE = RECORDED % {"training": "false"}
 SELECTED = ["addmm", "clamp", "matmul", "mean", "mm", "relu", "sum"]
 # What the runtime itself calls (csrc/autograd, csrc/functionalization, ...): in every selective build.
 RUNTIME_CALLS = [
-    "_to_copy", "add", "as_strided", "as_strided_scatter", "clone", "copy", "div", "empty_strided", "eq", "expand",
-    "ge", "le", "lift", "log", "mul", "ones", "ones_like", "permute", "permute_copy", "pow", "reshape", "select",
-    "select_scatter", "slice_scatter", "sub", "t_copy", "transpose_copy", "view_copy", "where", "zero", "zeros",
-    "zeros_like",
+    "_to_copy", "as_strided", "as_strided_scatter", "clone", "copy", "empty_strided", "expand", "lift",
+    "permute", "permute_copy", "reshape", "select_scatter", "slice_scatter", "t_copy", "transpose_copy", "view_copy",
+    "zero", "zeros", "zeros_like",
 ]
+# What the runtime's backward-only sources call (`// opgen: backward only`: the engine, gradient
+# accumulation, hooks, formula helpers): kept when something is trained; otherwise only declared,
+# their operator handles compiled (Closure.handles).
+BACKWARD_CALLS = ["add", "div", "eq", "ge", "le", "log", "mul", "ones", "ones_like", "pow", "select", "sub", "where"]
 # What the kept groups' generated code (Functionalize's view copies; Autograd's formulas when
 # trained) and the kept kernel files call.
-GENERATED_CALLS = ["as_strided_copy", "expand_copy", "select_copy", "t", "transpose", "unsqueeze_copy"]
+GENERATED_CALLS = ["as_strided_copy", "expand_copy", "t", "transpose", "unsqueeze_copy"]
 TRAINING_CALLS = ["contiguous", "masked_fill", "neg", "slice", "slice_copy", "squeeze", "squeeze_copy"]
-KERNEL_CALLS = ["bmm", "empty", "empty_like", "fill", "gt", "lt", "ne", "unsqueeze", "view"]
+KERNEL_CALLS = ["bmm", "empty", "empty_like", "fill", "unsqueeze", "view"]
+# What the backward calls' kernel files (compare_ops.cpp, compiled for eq) and generated code call.
+BACKWARD_KERNEL_CALLS = ["gt", "lt", "ne", "select_copy"]
 
-MLP_GROUPS = sorted(SELECTED + RUNTIME_CALLS + GENERATED_CALLS + TRAINING_CALLS + KERNEL_CALLS)
+MLP_GROUPS = sorted(SELECTED + RUNTIME_CALLS + BACKWARD_CALLS + GENERATED_CALLS + TRAINING_CALLS + KERNEL_CALLS +
+                    BACKWARD_KERNEL_CALLS)
 MLP_INFERENCE_GROUPS = sorted(SELECTED + RUNTIME_CALLS + GENERATED_CALLS + KERNEL_CALLS)
 
 
@@ -48,6 +54,7 @@ MLP_INFERENCE_GROUPS = sorted(SELECTED + RUNTIME_CALLS + GENERATED_CALLS + KERNE
 def test_the_mlp_forward_keeps_exactly_the_groups_its_closure_names(close_yaml):
     closure = close_yaml(MLP_TRAINING)
     assert list(closure.groups) == MLP_GROUPS
+    assert closure.handles == ()
     assert list(closure.selected_groups) == SELECTED
     assert closure.inference == ()
     # Implemented beside a kept kernel, and nothing kept calls them: declared, not kept.
@@ -73,6 +80,13 @@ def test_an_inference_selection_gets_no_autograd_layer_nor_its_formulas_callees(
     closure = close_yaml(MLP_INFERENCE)
     assert list(closure.groups) == MLP_INFERENCE_GROUPS
     assert closure.inference == closure.groups
+    # Nothing trained runs a backward pass: what only the runtime's backward-only sources call is
+    # declared, with its operator handles compiled so that those sources link.
+    assert list(closure.handles) == BACKWARD_CALLS and set(closure.handles) <= set(closure.declared)
+    assert closure.explain("eq") == (
+        "eq: not in the build: nothing selected needs it; only its declarations are generated, for "
+        "csrc/autograd/helpers.cpp, which is part of the runtime and runs in backward passes only (nothing selected "
+        "is used for training)")
     # masked_fill came from relu's backward formula, neg from div's: inference needs neither.
     assert "masked_fill" not in closure.groups and "neg" not in closure.groups
     assert closure.explain("t").splitlines()[0].startswith("t: called by t_copy's generated ops/t_copy_")

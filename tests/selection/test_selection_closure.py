@@ -217,3 +217,25 @@ def test_per_group_header_names(header, expected, our_model):
 
     groups = {g.name for g in our_model.operator_groups}
     assert [(g, kind.name) for g, kind in ops_header(header, groups)] == expected
+
+
+def test_a_backward_only_runtime_source_brings_what_it_calls_only_when_something_trains(our_model):
+    """A runtime source marked `// opgen: backward only` is compiled in every build; the groups it
+    calls are kept when an entry is used for training, else only declared, with their operator
+    handles (Closure.handles). A mark in a header it includes does not count."""
+    sources = {"engine.cpp": '// opgen: backward only (why)\n#include "ops/mul.h"\n#include "helper.h"\n',
+               "helper.h": '// opgen: backward only\n',
+               "views.cpp": '#include "helper.h"\n#include "ops/clone.h"\n'}
+    hand = index_sources(sources, {g.name for g in our_model.operator_groups}, runtime={"engine.cpp", "views.cpp"})
+    assert hand.sources["engine.cpp"].backward_only and not hand.sources["views.cpp"].backward_only
+
+    def close_yaml(training):
+        text = f"operators:\n  aten::relu: {{is_used_for_training: {training}}}\n".encode()
+        return close_selection(parse_selection(text, "ops.yaml", our_model), our_model, lambda group: (), hand)
+
+    inference, training = close_yaml("false"), close_yaml("true")
+    assert "engine.cpp" in inference.sources and "engine.cpp" in training.sources
+    assert inference.groups == ("clone", "relu") and inference.handles == ("mul",)
+    assert "mul" in inference.declared and inference.declared_by["mul"] == ("engine.cpp", None)
+    assert training.groups == ("clone", "mul", "relu") and training.handles == ()
+    assert training.explain("mul") == "mul: called by the runtime: engine.cpp"
