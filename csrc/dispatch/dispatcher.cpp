@@ -154,6 +154,11 @@ OperatorHandle Dispatcher::find_op_or_throw(const std::string& name) const {
   fail(str("unknown operator ", name, "; is the library that defines it loaded?"));
 }
 
+OperatorHandle left_out_operator(const char* name, const char* selection) {
+  fail(str(name, " is not in this build: the operator selection ", selection,
+           " (scons --ops) does not include it, as it runs in backward passes and nothing selected is used for training"));
+}
+
 std::vector<OperatorHandle> Dispatcher::find_overloads(const std::string& qualified) const {
   OperatorName base = qualified_name(qualified);
   OP_CHECK(base.overload.empty(), "find_overloads takes 'ns::name' without an overload, got '", qualified, "'");

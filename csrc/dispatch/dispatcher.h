@@ -83,4 +83,9 @@ class Dispatcher {
   std::shared_ptr<int> alive_;  // handles hold a weak_ptr: releasing after the dispatcher died is a no-op
 };
 
+// What the operator handles of a group a selective build left out look their operator up with
+// (ops/<g>_schema.cpp compiled for a backward-only runtime source, when nothing selected is
+// used for training): raises that the operator is not in this build, naming the selection.
+[[noreturn]] OperatorHandle left_out_operator(const char* name, const char* selection);
+
 }  // namespace op

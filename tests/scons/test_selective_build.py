@@ -279,6 +279,20 @@ def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits_its_inferen
     assert forward["loss"] == full["loss"] and forward["grads"] == []
     ok(scons(root, "--ops=inference.yaml", target=None))
     assert run_mlp(root, "--inference")["loss"] == full["loss"]
+    # A backward pass reaches operators the selection left out (nothing in it trains): it raises
+    # naming them and the selection.
+    [error] = run_python(root, """
+x = od.tensor([1.0, 2.0], requires_grad=True)
+try:
+    for _ in range(2):
+        x.backward(od.tensor([1.0, 1.0]))  # the second accumulates into x.grad
+    print(json.dumps(["no error"]))
+except od.Error as error:
+    print(json.dumps([str(error)]))
+""")
+    assert re.fullmatch(r"aten::\w+(\.\w+)? is not in this build: the operator selection inference.yaml \(scons --ops\) "
+                        r"does not include it, as it runs in backward passes and nothing selected is used for training",
+                        error), error
     full_library, library = built_project.root / LIBRARY, root / LIBRARY
     assert os.path.getsize(library) <= os.path.getsize(full_library) / 2
     assert _loaded_bytes(library) <= _loaded_bytes(full_library) / 2
