@@ -14,11 +14,12 @@ models) and whose names do not repeat across namespaces (the digests are by name
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from ..fingerprint import digest
 from .loader import Model
 from .native_function import NativeFunction
+from .schema import OperatorName
 
 
 @dataclass(frozen=True)
@@ -39,29 +40,42 @@ class ModelChanges:
 def model_tokens(model: Model) -> Optional[ModelTokens]:
     """The tokens of ``model``'s functions; None when it has no entry digests."""
     digests = model.entry_digests
-    written = _written_families(model.functions)
-    if not digests or len(digests) != sum(len(members) for members in written.values()):
+    written, generated = _split(model.functions)
+    if not digests or len(digests) != len(written):
         return None  # no digests, or a name in two namespaces (one digest for both)
-    functions: dict[str, str] = {}
-    for f in model.functions:
-        if f.generated:
-            members = written.get(f.func.family_key(), ())
-            token = digest(b"generated", " ".join(digests[g.func.name] for g in members).encode())
-        else:
-            token = digests.get(f.func.name)
-            if token is None:
-                return None
-        functions[f.key] = token
+    functions = _written_tokens(written, digests)
+    if functions is None:
+        return None
+    families: dict[str, list[str]] = {}
+    for f in written:
+        families.setdefault(f.func.family_key(), []).append(functions[f.key])
+    for f in generated:
+        functions[f.key] = digest(b"generated", " ".join(families.get(f.func.family_key(), ())).encode())
     groups = {g.name: tuple(f.key for f in g.functions) for g in model.operator_groups}
     return ModelTokens(functions, groups)
 
 
-def _written_families(functions: Iterable[NativeFunction]) -> dict[str, list[NativeFunction]]:
-    families: dict[str, list[NativeFunction]] = {}
+def _split(functions: Iterable[NativeFunction]) -> tuple[list[NativeFunction], list[NativeFunction]]:
+    """(written, generated), each in model order."""
+    written, generated = [], []
     for f in functions:
-        if not f.generated:
-            families.setdefault(f.func.family_key(), []).append(f)
-    return families
+        (generated if f.generated else written).append(f)
+    return written, generated
+
+
+def _written_tokens(written: list[NativeFunction], digests: Mapping[OperatorName, str]) -> Optional[dict[str, str]]:
+    """{key: entry digest} of the written functions. The parse cache records the digests in entry
+    order, keyed by the functions' own names, so they pair up in order (compared by identity,
+    where a lookup would hash each name); else, by lookup."""
+    if all(f.func.name is name for f, name in zip(written, digests)):
+        return {f.key: token for f, token in zip(written, digests.values())}
+    tokens = {}
+    for f in written:
+        token = digests.get(f.func.name)
+        if token is None:
+            return None
+        tokens[f.key] = token
+    return tokens
 
 
 def changes_between(before: ModelTokens, after: ModelTokens) -> Optional[ModelChanges]:
