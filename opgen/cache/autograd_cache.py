@@ -120,7 +120,8 @@ def _derive(model: Model, data: bytes, name: str, previous: Optional[_Entry], sa
         return _Entry(autograd, None)
     if basis is not None and derivatives is earlier.derivatives:
         return _Entry(autograd, basis)  # the same read: the same basis
-    return _Entry(autograd, derivatives_basis(data, derivatives, model))
+    same_model_basis = previous.basis if same_model and previous is not None else None
+    return _Entry(autograd, derivatives_basis(data, derivatives, model, same_model_basis))
 
 
 def _entry_path(cache_dir: str, entry: str) -> str:

@@ -113,9 +113,16 @@ class DerivativesBasis:
     copies: tuple[tuple[str, str], ...]    # (view, its copy) by key, in the model's order
 
 
-def derivatives_basis(data: bytes, derivatives: Derivatives, model: Model) -> DerivativesBasis:
-    members = family_members(model)
+def derivatives_basis(data: bytes, derivatives: Derivatives, model: Model,
+                      same_model: Optional[DerivativesBasis] = None) -> DerivativesBasis:
+    """``same_model``: the basis of a read against this same model, whose families and copies are
+    this one's (an edit of derivatives.yaml: found again only for the functions it lacks)."""
     functions = tuple(model.by_name[e.function] for e in derivatives.entries)
+    if same_model is not None:
+        known = {id(f): family for f, family in zip(same_model.functions, same_model.families)}
+        if all(id(f) in known for f in functions):
+            return DerivativesBasis(digest(data), functions, tuple(known[id(f)] for f in functions), same_model.copies)
+    members = family_members(model)
     return DerivativesBasis(digest(data), functions, tuple(members[f.func.family_key()] for f in functions), _copies(model))
 
 
