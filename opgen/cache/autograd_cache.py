@@ -5,10 +5,11 @@ rules) and a plan of every function, both costly on PyTorch's yaml (docs/benchma
 "Figures behind the code"); and an edit of derivatives.yaml rereads only the entries whose text
 changed and plans again only what they touch.
 
-    autograd/<model key>/<key>.pickle   an AutogradModel without its Model; model key: the
-                                        parse cache's key of the model it was read against;
-                                        key = xxh3_128(the derivatives yaml's bytes, the name
-                                        errors show, the model key, opgen/model's and
+    autograd/<model key>/<key>.pickle   an AutogradModel without its Model, and what its
+                                        derivatives read of the model (DerivativesBasis); model
+                                        key: the parse cache's key of the model it was read
+                                        against; key = xxh3_128(the derivatives yaml's bytes, the
+                                        name errors show, the model key, opgen/model's and
                                         opgen/gen's sources)
     autograd/latest/<lineage>           "<model key>/<key>" of the last entry stored for one
                                         derivatives name with these sources: a miss starts from it
@@ -20,10 +21,14 @@ against the run's model on load (a reference it cannot resolve is a miss). A yam
 is never stored, so its errors are always reported from a full read.
 
 On a miss the latest entry of the lineage gives its derivatives' entries, each taken again while
-its text and what it read of the model are unchanged (derivatives_entries.py); when it was read
-against this same model, its decisions and fingerprints stand too wherever their inputs are
-unchanged (AutogradModel's ``previous``). `opgen cache gc` prunes the entries of models it
-prunes, and superseded entries (prune_autograd).
+its text and what it read of the model are unchanged (derivatives_entries.py), and its decisions
+and fingerprints, which stand wherever their inputs are unchanged (AutogradModel's ``previous``).
+Read against another model (an edit of native_functions.yaml), what changed between the two is
+found by tokens (model/model_tokens.py: each function's entry digest): the same derivatives bytes
+whose entries and assembly read nothing that changed are taken whole, and only the changed
+functions, and the groups that hold or call them, are decided and fingerprinted again (~30 ms on
+PyTorch's yaml for one operator against ~0.4 s; docs/benchmarks.md). `opgen cache gc` prunes the
+entries of models it prunes, and superseded entries (prune_autograd).
 """
 from __future__ import annotations
 

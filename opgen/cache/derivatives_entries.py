@@ -3,12 +3,16 @@
 
 An entry is taken from the previous read, moved to its new line, when its text is unchanged (its
 digest), its mapping starts on its '- ' line (so all its locations move with the item) and what it
-read of the model is unchanged: the same model, or the same functions sharing its schema's
+read of the model is unchanged: the same model, a family whose functions' tokens are unchanged
+(``FamilyCheck``, against an earlier model), or the same functions sharing its schema's
 signature (``DerivativeEntry.model_facts``). Every other entry is read alone, its lines numbered as
 in the file. Then ``assemble_derivatives`` numbers the nodes across the file, derives the *_copy
 and _foreach_ infos and runs the checks across entries on the whole, as a whole read does. Any
 problem (an entry that does not read alone, a second entry for a function, any error) sends the
 file through the whole read, so messages never depend on what was remembered.
+
+Across an edit of the operator yaml with the same derivatives bytes, ``carried_whole`` takes the
+previous read whole when nothing its entries or its assembly read of the model changed.
 """
 from __future__ import annotations
 
