@@ -6,7 +6,8 @@ edit no cache has seen.
     python tests/bench/bench_native_edit_autograd.py [--runs N] [--edit cov|addcmul] [--profile]
 
 A warm start (the unedited yaml loaded through both caches, untimed), then --runs edits, each a
-new default value (cov's `int correction=1`, or addcmul's `Scalar value=1`); prints each run's
+new default value: cov's `int correction=1` (no derivatives entry), or addcmul's `Scalar value=1`
+(its derivatives.yaml `- name:` repeats the schema, so both files change); prints each run's
 seconds and the medians. Exits 2 when PyTorch's yaml is absent.
 """
 from __future__ import annotations
@@ -32,11 +33,20 @@ from opgen.collector import paused_for_resident_objects  # noqa: E402
 from opgen.cache.parse_cache import load_model_cached  # noqa: E402
 from opgen.gen.layers.autograd_kernels import AutogradModel  # noqa: E402
 
+ADDCMUL = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1)"
+# name -> ((old, new) in native_functions.yaml, (old, new) in derivatives.yaml or None); {} is the new value.
 EDITS = {
-    "cov": ("- func: cov(Tensor self, *, int correction=1,", "- func: cov(Tensor self, *, int correction={},"),
-    "addcmul": ("- func: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
-                "- func: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value={})"),
+    "cov": (("- func: cov(Tensor self, *, int correction=1,", "- func: cov(Tensor self, *, int correction={},"), None),
+    "addcmul": (("- func: " + ADDCMUL, "- func: " + ADDCMUL.replace("value=1", "value={}")),
+                ("- name: " + ADDCMUL, "- name: " + ADDCMUL.replace("value=1", "value={}"))),
 }
+
+
+def _edit(path: str, original: str, change, value: int) -> None:
+    old, new = change
+    assert original.count(old) == 1, old
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(original.replace(old, new.format(value), 1))
 
 
 def main(argv=None) -> int:
@@ -51,18 +61,20 @@ def main(argv=None) -> int:
     work = tempfile.mkdtemp(prefix="bench-native-edit-")
     try:
         yaml, tags = os.path.join(work, "native_functions.yaml"), os.path.join(DATA, "tags.yaml")
-        derivatives, cache = os.path.join(DATA, "derivatives.yaml"), os.path.join(work, "cache")
-        shutil.copy(os.path.join(DATA, "native_functions.yaml"), yaml)
-        with open(yaml, encoding="utf-8") as handle:
-            original = handle.read()
-        old, new = EDITS[args.edit]
-        assert original.count(old) == 1, old
+        derivatives, cache = os.path.join(work, "derivatives.yaml"), os.path.join(work, "cache")
+        originals = {}
+        for path in (yaml, derivatives):
+            shutil.copy(os.path.join(DATA, os.path.basename(path)), path)
+            with open(path, encoding="utf-8") as handle:
+                originals[path] = handle.read()
+        native_change, derivatives_change = EDITS[args.edit]
         load_autograd_cached(load_model_cached(yaml, tags, cache_dir=cache), derivatives, AutogradModel, cache_dir=cache)
         model_s, autograd_s = [], []
         for run in range(args.runs):
             value = random.Random().randrange(2, 10**9)  # content no cache has seen
-            with open(yaml, "w", encoding="utf-8") as handle:
-                handle.write(original.replace(old, new.format(value), 1))
+            _edit(yaml, originals[yaml], native_change, value)
+            if derivatives_change is not None:
+                _edit(derivatives, originals[derivatives], derivatives_change, value)
             start = time.perf_counter()
             with paused_for_resident_objects():  # as opgen/scons/model.py loads both
                 model = load_model_cached(yaml, tags, cache_dir=cache)
