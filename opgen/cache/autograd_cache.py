@@ -26,8 +26,9 @@ and fingerprints, which stand wherever their inputs are unchanged (AutogradModel
 Read against another model (an edit of native_functions.yaml), what changed between the two is
 found by tokens (model/model_tokens.py: each function's entry digest): the same derivatives bytes
 whose entries and assembly read nothing that changed are taken whole, and only the changed
-functions, and the groups that hold or call them, are decided and fingerprinted again (~30 ms on
-PyTorch's yaml for one operator against ~0.4 s; docs/benchmarks.md). `opgen cache gc` prunes the
+functions, and the groups that hold or call them, are decided and fingerprinted again (~50 ms on
+PyTorch's yaml for one operator against ~0.3 s, most of it the entries' load and store;
+docs/benchmarks.md). `opgen cache gc` prunes the
 entries of models it prunes, and superseded entries (prune_autograd).
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ..fingerprint import default_cache_dir, digest, package_fingerprint
 from ..model.derivatives import Derivatives
 from ..model.grouping import OperatorGroup
 from ..model.loader import Model
-from ..model.model_tokens import changes_between, model_tokens
+from ..model.model_tokens import ModelChanges, changes_between, model_tokens
 from ..model.native_function import NativeFunction
 from ..writer import atomic_write
 from ..yamlio import read_input
@@ -110,15 +111,11 @@ def _derive(model: Model, data: bytes, name: str, previous: Optional[_Entry], sa
     model_tokens.py). Whatever stands is taken; the rest is derived again."""
     earlier = previous.autograd if previous is not None else None
     tokens = earlier.tokens if same_model and earlier is not None else model_tokens(model)
-    changes = None
+    changes = None  # what changed since an earlier model (None: the same model, or nothing to tell)
     if earlier is not None and not same_model and earlier.tokens is not None and tokens is not None:
         changes = changes_between(earlier.tokens, tokens)
     basis = previous.basis if previous is not None and changes is not None else None
-    derivatives = carried_whole(data, earlier.derivatives, basis, model, changes) if basis is not None else None
-    if derivatives is None:
-        derivatives = read_derivatives(data, name, model, earlier.derivatives if earlier is not None else None,
-                                       same_model=same_model,
-                                       family_unchanged=family_check(basis, earlier.derivatives, model, changes) if basis else None)
+    derivatives = _derivatives(model, data, name, earlier, basis, same_model, changes)
     carried = earlier if same_model or changes is not None else None
     autograd = autograd_model(model, derivatives, previous=carried, changes=changes, tokens=tokens)
     if tokens is None:
@@ -127,6 +124,19 @@ def _derive(model: Model, data: bytes, name: str, previous: Optional[_Entry], sa
         return _Entry(autograd, basis)  # the same read: the same basis
     same_model_basis = previous.basis if same_model and previous is not None else None
     return _Entry(autograd, derivatives_basis(data, derivatives, model, same_model_basis))
+
+
+def _derivatives(model: Model, data: bytes, name: str, earlier: Any, basis: Optional[DerivativesBasis],
+                 same_model: bool, changes: Optional[ModelChanges]) -> Derivatives:
+    """The derivatives of ``data``: the earlier read whole when it stands for this model (an edit
+    of the operator yaml that touched nothing it read), else read entry by entry from it."""
+    previous = earlier.derivatives if earlier is not None else None
+    if basis is not None:
+        whole = carried_whole(data, previous, basis, model, changes)
+        if whole is not None:
+            return whole
+    family_unchanged = family_check(basis, previous, model, changes) if basis is not None else None
+    return read_derivatives(data, name, model, previous, same_model=same_model, family_unchanged=family_unchanged)
 
 
 def _entry_path(cache_dir: str, entry: str) -> str:

@@ -163,19 +163,20 @@ class AutogradModel:
             changes = changes_between(previous.tokens, self.tokens) if previous.tokens and self.tokens else None
         if not same_model and changes is None:
             previous = None
-        self.plan = make_plan(model, derivatives, self._carried_plan(previous, changes))
+        carried = self._carried_plan(previous, changes)
+        self.plan = make_plan(model, derivatives, carried)
         self.decisions: dict[str, AutogradDecision] = self.plan.decisions
         self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
         self._groups = {g.name: g for g in model.operator_groups}
         self._fingerprints: dict[str, str] = {}  # a job's identity and its inputs both ask
         self._callees: dict[str, tuple[str, ...]] = {}  # the groups each fingerprint read (those with any)
         self._callee_texts: dict[tuple[str, str], str] = {}
-        if previous is not None:
-            self._carry_fingerprints(previous, changes)
+        if carried is not None:
+            self._carry_fingerprints(previous, changes, carried.same_infos)
 
-    def _carry_fingerprints(self, previous: "AutogradModel", changes: Optional[ModelChanges]) -> None:
+    def _carry_fingerprints(self, previous: "AutogradModel", changes: Optional[ModelChanges], same_infos: bool) -> None:
         """The previous fingerprints that stand, with the callees they read."""
-        if changes is not None and self.derivatives is previous.derivatives:
+        if changes is not None and same_infos:
             # The same infos and, for every unchanged function, the same decision (the plan's): the
             # fingerprints that go are those of the changed groups and of the groups calling them.
             fingerprints = dict(previous._fingerprints)
