@@ -234,7 +234,11 @@ def check_edit(tree: Tree, edit, monkeypatch) -> None:
     monkeypatch.undo()
     if few is not None:
         assert (counts.read, sorted(counts.decided), sorted(set(counts.fingerprinted))) == ([], *few)
-    assert_equal_to_fresh(carried, tree.fresh(model))
+    fresh = tree.fresh(model)
+    assert_equal_to_fresh(carried, fresh)
+    stored = tree.autograd(model)  # the entry the carry stored, read back
+    assert stored is not carried
+    assert_equal_to_fresh(stored, fresh)
 
 
 @pytest.fixture(scope="module")
@@ -279,3 +283,14 @@ def test_pytorch_a_chain_of_default_edits(pytorch_tree, tmp_path, monkeypatch):
     for value in (3, 4, 5):
         check_edit(tree, (replaced(f"int correction={before},", f"int correction={value},"), None, (["cov"], ["cov"])), monkeypatch)
         before = value
+
+
+def test_a_moved_entry_carries_nothing(repo_tree, tmp_path, monkeypatch):
+    """The functions' order is part of what the derivatives read (families, _foreach_ infos): an
+    entry moved plans every function again rather than reason about the new order."""
+    tree = copy_of(repo_tree, tmp_path / "tree")
+    tree.edit("native_functions.yaml", moved_to_end("- func: mm("))
+    model = tree.model()
+    counts = Counts(monkeypatch)
+    tree.autograd(model)
+    assert len(counts.decided) == len(model.functions)
