@@ -50,7 +50,10 @@ def model_tokens(model: Model) -> Optional[ModelTokens]:
     for f in written:
         families.setdefault(f.func.family_key(), []).append(functions[f.key])
     for f in generated:
-        functions[f.key] = digest(b"generated", " ".join(families.get(f.func.family_key(), ())).encode())
+        members = families.get(f.func.family_key())
+        if not members:
+            return None  # made from no written function of its family: nothing here says what it was made from
+        functions[f.key] = digest(b"generated", " ".join(members).encode())
     groups = {g.name: tuple(f.key for f in g.functions) for g in model.operator_groups}
     return ModelTokens(functions, groups)
 
