@@ -294,3 +294,13 @@ def test_a_moved_entry_carries_nothing(repo_tree, tmp_path, monkeypatch):
     counts = Counts(monkeypatch)
     tree.autograd(model)
     assert len(counts.decided) == len(model.functions)
+
+
+def test_an_operator_edit_after_a_formula_edit_carries_from_it(repo_tree, tmp_path, monkeypatch):
+    """A formula edit stores its entry with the basis of the same model's read before it; an edit of
+    the operator yaml then carries from that entry: its derivatives whole, one function decided."""
+    tree = copy_of(repo_tree, tmp_path / "tree")
+    tree.edit("derivatives.yaml", lambda text: text.replace("  self: grad * other\n", "  self: grad * other * 2\n", 1))
+    model = tree.model()
+    assert_equal_to_fresh(tree.autograd(model), tree.fresh(model))
+    check_edit(tree, REPO_EDITS["a default changed (arange.start_step's step)"], monkeypatch)
