@@ -86,6 +86,8 @@ def load_model_cached(yaml_path: str, tags_path: Optional[str] = None, *, cache_
     model = (_reparse_edited(items, name, valid_tags, previous) if previous is not None and items is not None else None) \
         or _parse_whole(yaml_bytes, items, name, valid_tags)
     model.variant_groups, model.view_groups, model.operator_groups  # noqa: B018 - cache the groupings too
+    for f in model.functions:  # and each function's key: the autograd cache resolves its entries' functions by it
+        f.key  # noqa: B018
     if cache_dir:
         _write_entry(_model_path(cache_dir, key), model)
         _write_latest(cache_dir, lineage, key)

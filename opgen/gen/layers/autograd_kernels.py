@@ -43,12 +43,13 @@ from ...model.derivatives import Derivatives, output_names
 from ...model.foreach_derivatives import is_foreach
 from ...model.grouping import OperatorGroup
 from ...model.loader import Model
+from ...model.model_tokens import ModelChanges, ModelTokens, changes_between, model_tokens
 from ...model.native_function import NativeFunction
 from ...model.schema import SchemaKind
 from ...model.types import BaseTy, BaseType, ListType, OptionalType, Type
 from ..engine import layout
 from .autograd_formulas import FormulaTranslator, Scope, function_scope
-from .autograd_plan import AutogradDecision, AutogradKind, InplaceOrViewKind, make_plan
+from .autograd_plan import AutogradDecision, AutogradKind, Carried, InplaceOrViewKind, make_plan
 from ..engine.config import AUTOGRAD_KEYS, CodegenConfig
 from .kernels import by_namespace
 from ..engine.layer import GroupCodegen, Layer  # GroupCodegen: gen/group.py's, named by the engine
@@ -146,25 +147,84 @@ class AutogradModel:
     """What the autograd codegen reads, for the whole run: one decision per function (torchgen's,
     autograd_plan.py), the derivative infos, and the formula translator."""
 
-    def __init__(self, model: Model, derivatives: Derivatives, previous: Optional["AutogradModel"] = None):
-        """``previous``: this model's autograd model before an edit of derivatives.yaml (the
-        cache's); its decisions and fingerprints stand wherever their inputs are unchanged."""
-        same_model = previous if previous is not None and previous.model is model else None
+    def __init__(self, model: Model, derivatives: Derivatives, previous: Optional["AutogradModel"] = None, *,
+                 changes: Optional[ModelChanges] = None, tokens: Optional[ModelTokens] = None):
+        """``previous``: this model's autograd model before an edit of derivatives.yaml, or an
+        earlier model's (the cache's: read with its references to that model's functions and groups
+        resolved by name in this one, and its model as None) with ``changes``, what differs
+        between the two models (found from their tokens when not given; ``tokens``: this model's,
+        when the caller has them). Its decisions and fingerprints stand wherever their inputs are
+        unchanged; an earlier model's whose order of functions differs stands for nothing."""
         self.model = model
         self.derivatives = derivatives
-        self.plan = make_plan(model, derivatives, same_model.plan if same_model is not None else None)
+        same_model = previous is not None and previous.model is model
+        self.tokens: Optional[ModelTokens] = previous.tokens if same_model else tokens or model_tokens(model)
+        if previous is not None and not same_model and changes is None:
+            changes = changes_between(previous.tokens, self.tokens) if previous.tokens and self.tokens else None
+        if not same_model and changes is None:
+            previous = None
+        carried = self._carried_plan(previous, changes)
+        self.plan = make_plan(model, derivatives, carried)
         self.decisions: dict[str, AutogradDecision] = self.plan.decisions
         self.infos: dict[str, DerivativeInfo] = {i.key: i for i in derivatives.infos if i.dispatch_key == "Default"}
         self._groups = {g.name: g for g in model.operator_groups}
         self._fingerprints: dict[str, str] = {}  # a job's identity and its inputs both ask
+        self._callees: dict[str, tuple[str, ...]] = {}  # the groups each fingerprint read (those with any)
         self._callee_texts: dict[tuple[str, str], str] = {}
-        if same_model is not None:
-            self._fingerprints = {name: fingerprint for name, fingerprint in same_model._fingerprints.items()
-                                  if name in self._groups and self._same_inputs(self._groups[name], same_model)}
+        if carried is not None:
+            self._carry_fingerprints(previous, changes, carried.same_infos)
+
+    def _carry_fingerprints(self, previous: "AutogradModel", changes: Optional[ModelChanges], same_infos: bool) -> None:
+        """The previous fingerprints that stand, with the callees they read."""
+        if changes is not None and same_infos:
+            # The same infos and, for every unchanged function, the same decision (the plan's): the
+            # fingerprints that go are those of the changed groups and of the groups calling them.
+            fingerprints = dict(previous._fingerprints)
+            for name in self._stale_groups(previous, changes):
+                fingerprints.pop(name, None)
+        else:
+            fingerprints = {name: fingerprint for name, fingerprint in previous._fingerprints.items()
+                            if self._fingerprint_stands(name, previous, changes)}
+        self._fingerprints = fingerprints
+        self._callees = {name: callees for name, callees in previous._callees.items() if name in fingerprints}
+
+    def _stale_groups(self, previous: "AutogradModel", changes: ModelChanges) -> set[str]:
+        """The groups whose fingerprint inputs may differ from ``previous``'s when the infos are the
+        same: the changed groups, those whose formulas called one, and those whose formulas may
+        call a group new to this model."""
+        stale = set(changes.groups)
+        stale.update(name for name, callees in previous._callees.items() if not changes.groups.isdisjoint(callees))
+        if changes.added_groups:
+            stale.update(g.name for g in self.model.operator_groups if self._may_call(g, changes.added_groups))
+        return stale
+
+    def _carried_plan(self, previous: Optional["AutogradModel"], changes: Optional[ModelChanges]) -> Optional[Carried]:
+        """The previous plan and how it relates to this one: the changed functions, and whether
+        the infos are the same (the cache carried the derivatives whole) and about none of them."""
+        if previous is None:
+            return None
+        changed = changes.functions if changes is not None else None
+        same_infos = self.derivatives is previous.derivatives and (
+            not changed or changed.isdisjoint(i.key for i in self.derivatives.infos))
+        return Carried(previous.plan, changed, same_infos)
+
+    def _fingerprint_stands(self, name: str, previous: "AutogradModel", changes: Optional[ModelChanges]) -> bool:
+        """Whether the previous fingerprint of group ``name`` is this model's: its functions are
+        unchanged, and so are the groups its formulas called; no group new to this model is one
+        they may call; its functions' decisions and infos are those of ``previous``."""
+        group = self._groups.get(name)
+        if group is None:
+            return False
+        if changes is not None:
+            if name in changes.groups or not changes.groups.isdisjoint(previous._callees.get(name, ())):
+                return False
+            if changes.added_groups and self._may_call(group, changes.added_groups):
+                return False
+        return self._same_inputs(group, previous)
 
     def _same_inputs(self, group: OperatorGroup, previous: "AutogradModel") -> bool:
-        """Whether the group's fingerprint inputs are those of ``previous`` (of the same model):
-        its functions' decisions and the infos they use."""
+        """Whether the group's own fingerprint inputs are those of ``previous`` (the group's
+        functions unchanged): its functions' decisions and the infos they use."""
         for f in group.functions:
             mine, theirs = self.decisions[f.key], previous.decisions[f.key]
             if mine is not theirs and mine != theirs:
@@ -205,22 +265,29 @@ class AutogradModel:
             info = self.info(f)
             if info is not None:
                 parts.append(_info_text(info))
-                texts = [formula.text for formula in info.formulas] + list(info.output_differentiability_conditions or ())
-                texts += [formula.text for formula in info.forward_formulas]
-                if any(formula.text.strip() == "auto_linear" for formula in info.forward_formulas):
-                    texts.append(f"{info.name.name.base} zeros_like")  # the operator applied to the tangents
-                elif info.forward_formulas:
-                    texts.append("zeros_like clone")  # zero tangents; an in-place kernel's original self
-                for text in texts:
+                for text in _formula_texts(info):
                     named.update(_IDENTIFIER.findall(text))
                     arithmetic.update(arithmetic_callees(text))
                 if d.inplace_or_view is not InplaceOrViewKind.none:
                     named.add("clone")  # an in-place kernel saves a clone of self
-        for name in sorted(named & self._groups.keys() - {group.name}):
-            parts.append(self._callee_text("callee", name))
-        for name in sorted(arithmetic & self._groups.keys() - named - {group.name}):
-            parts.append(self._callee_text("operator", name))
+        callees = sorted(named & self._groups.keys() - {group.name})
+        operators = sorted(arithmetic & self._groups.keys() - named - {group.name})
+        parts.extend(self._callee_text("callee", name) for name in callees)
+        parts.extend(self._callee_text("operator", name) for name in operators)
+        if callees or operators:
+            self._callees[group.name] = (*callees, *operators)
         return digest(*(p.encode() for p in parts))
+
+    def _may_call(self, group: OperatorGroup, names: frozenset[str]) -> bool:
+        """Whether the group's formulas may call one of ``names`` (a superset, found by text):
+        those _fingerprint would find among the identifiers of their texts, or, for any formula,
+        a name the kernel calls whatever the text (clone) or arithmetic may become."""
+        implicit = not names.isdisjoint(_IMPLICIT_CALLEES)
+        for f in group.functions:
+            info = self.info(f)
+            if info is not None and (implicit or any(name in text for text in _formula_texts(info) for name in names)):
+                return True
+        return False
 
     def _callee_text(self, kind: str, name: str) -> str:
         """What a formula's call of group ``name`` depends on: its schemas ("callee"), or its
@@ -247,6 +314,24 @@ class AutogradModel:
 # rsub for a number on the left of '-'), by the characters that spell it.
 _SYMBOL_CALLEES = {"+": ("add",), "-": ("sub", "neg", "rsub"), "*": ("mul",), "/": ("div",),
                    "=": ("eq", "le", "ge"), "!": ("ne",), "<": ("lt", "le", "gt", "ge"), ">": ("lt", "le", "gt", "ge")}
+
+
+# What a formula may call without naming it in its text: clone (an in-place kernel's saved self)
+# and every operator arithmetic may become.
+_IMPLICIT_CALLEES = frozenset({"clone", *(callee for callees in _SYMBOL_CALLEES.values() for callee in callees)})
+
+
+def _formula_texts(info: DerivativeInfo) -> list[str]:
+    """The texts whose identifiers a group's fingerprint looks for callees in: the formulas, the
+    output_differentiability conditions, and what forward formulas call (the operator applied to
+    the tangents for auto_linear; zero tangents and an in-place kernel's original self)."""
+    texts = [formula.text for formula in info.formulas] + list(info.output_differentiability_conditions or ())
+    texts += [formula.text for formula in info.forward_formulas]
+    if any(formula.text.strip() == "auto_linear" for formula in info.forward_formulas):
+        texts.append(f"{info.name.name.base} zeros_like")
+    elif info.forward_formulas:
+        texts.append("zeros_like clone")
+    return texts
 
 
 def arithmetic_callees(text: str) -> set[str]:
