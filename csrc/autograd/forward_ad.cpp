@@ -156,6 +156,12 @@ void set_fw_grad_of_output(const TensorBase& output, const TensorBase& tangent) 
   set_fw_grad(output, fitted);
 }
 
+void set_fw_grad_of_output(const std::vector<TensorBase>& outputs, const std::vector<TensorBase>& tangents) {
+  OP_CHECK(outputs.size() == tangents.size(), "forward AD: a list output of ", outputs.size(), " tensors got ",
+           tangents.size(), " tangents");
+  for (size_t i = 0; i < outputs.size(); ++i) set_fw_grad_of_output(outputs[i], tangents[i]);
+}
+
 void set_fw_grad_inplace(const TensorBase& self, const TensorBase& tangent) {
   if (!self.defined() || !tangent.defined() || !is_floating(self.dtype())) return;
   AutogradMeta* meta = get_autograd_meta(self);

@@ -93,6 +93,8 @@ namespace op::autograd {
 // What a generated kernel calls with an output's tangent: set_fw_grad, after giving a tangent
 // that broadcasts to the output or has another dtype the output's size and dtype.
 void set_fw_grad_of_output(const TensorBase& output, const TensorBase& tangent);
+// A list output's (split's, unbind's): each output its tangent, the lists of one length.
+void set_fw_grad_of_output(const std::vector<TensorBase>& outputs, const std::vector<TensorBase>& tangents);
 // An in-place kernel's: self's existing tangent is overwritten in place (PyTorch's
 // `self_t.copy_(...)`), so that when self is a view whose tangent is a view of its base's, the
 // base's tangent changes with it; without one, set_fw_grad_of_output.

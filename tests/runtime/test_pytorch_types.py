@@ -22,9 +22,11 @@ KEYS = ("CPU,Meta,BackendSelect,CompositeImplicitAutograd,CompositeExplicitAutog
         "CompositeExplicitAutogradNonFunctional,Functionalize,Autograd,ADInplaceOrView")
 # Groups whose generated code has a shape no type above selects (autograd layer included):
 # in-place _foreach_ functions recording with the per-tensor operator's formulas, a formula passing
-# grad_input_mask where an operator takes bool[N], formulas using <cmath>, a precomputed DimVector.
+# grad_input_mask where an operator takes bool[N], formulas using <cmath>, a precomputed DimVector,
+# tangents of a list output.
 SHAPES = {"_foreach_exp": "in-place _foreach_ with per-tensor formulas", "matmul": "grad_input_mask as bool[2]",
-          "erf": "a formula using std::sqrt and M_PI", "index": "a structured meta class precomputing DimVector"}
+          "erf": "a formula using std::sqrt and M_PI", "index": "a structured meta class precomputing DimVector",
+          "split": "a list output's forward tangents (auto_linear)"}
 # A generated group's object: opgen/scons/flags.py.
 FLAGS = [*COMMON_CXXFLAGS, "-DOP_ASSERT_NO_TENSOR_METHODS", *DEFAULTS["OPGEN_GENERATED_CXXFLAGS"]]
 NAMESPACE = "pttypes"
