@@ -9,14 +9,21 @@ $OPGEN_CACHE_DIR, or cache/ of the checkout), one per cache: a full build replac
 not recorded yet and records its library under ``selections`` (``recorded_sizes``). The format, JSON with sorted keys::
 
     {
-      "version": 1,
+      "version": 2,
       "yaml": "yaml/native_functions.yaml",        # the operator yaml of the build that wrote it
       "library_bytes": 5242880,                    # the linked library's size in bytes, or null
       "groups": {"add": 181234, "addmm": 90210},   # bytes of each operator group's objects, summed
       "sources": {"csrc/native/binary_ops.cpp": 61234},  # bytes of each hand-written source's object
+      # What a selective link drops or adds (opgen/object_layout.py, from a full build's objects):
+      "autograd": {"add": 10410},                  # each unit's autograd layer (inference-only groups lack it)
+      "handles": {"add": 11452},                   # each group's operator handles (a left-out group's handles
+                                                   # object; a selective build that compiled one records its own)
+      "loops": {"csrc/native/cpu/binary_kernels.cpp": {"add_stub_CPU": 31186, "amax_stub_CPU,sum_stub_CPU": 700}},
+                                                   # bytes only those stub pointers reach
+      "stub_callers": {"add_stub_CPU": {"groups": ["add", "sub"], "sources": []}},  # whose kernels call it
       "selections": {"ops.yaml": 3145728},         # a selective build's library, by selection (optional)
       "measured": {"ops.yaml": {                   # a selective build's objects, from its link map (optional)
-        "groups": {"addmm": 40960}, "sources": {"csrc/native/unary_ops.cpp": 20480},
+        "groups": {"addmm": 40960}, "sources": {"csrc/native/unary_ops.cpp": 20480}, "handles": {"add": 12770},
         "linker_bytes": 1048576, "library_bytes": 3145728}}
     }
 
