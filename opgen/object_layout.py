@@ -84,11 +84,20 @@ class ElfObject:
 
 
 def read_elf(path: str) -> Optional[ElfObject]:
+    """The object at ``path``; None when it is missing, not a 64-bit little-endian ELF relocatable,
+    or malformed (the estimate then counts it whole: no build stops for this)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
+    try:
+        return _parse(data)
+    except (struct.error, ValueError, IndexError):
+        return None
+
+
+def _parse(data: bytes) -> Optional[ElfObject]:
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1 or struct.unpack_from("<H", data, 16)[0] != 1:
         return None  # 64-bit, little-endian, relocatable only
     shoff, = struct.unpack_from("<Q", data, 0x28)

@@ -8,7 +8,10 @@ templates it is the first in link order to carry (the copy the linker keeps), re
 build writes no link map: writing one cost lld 0.4 s of each link of PyTorch's library, and
 reading it ~1 s, on every edit. A selective build linked with lld writes one (library.py) and
 measures its objects from it (opgen/link_map.py: what --gc-sections kept of each), recorded
-under ``measured`` for the report.
+under ``measured`` for the report. A full build also records what a selective link would drop
+of its objects or add (opgen/object_layout.py: the loops of each stub, who calls each stub, each
+unit's autograd layer and operator handles), read from the objects' ELF sections and relocations
+and remembered per object beside the symbols' memo (object_layout.json).
 
 A post-action of the library's link: nothing runs on a no-op build, the file is written only
 when its bytes change, and a build with the codegen cache off ($OPGEN_CACHE_DIR="") records

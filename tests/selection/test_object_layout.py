@@ -64,3 +64,9 @@ def test_what_is_not_an_elf_object_holds_nothing(tmp_path):
     assert object_layout.read_elf(str(tmp_path / "x.os")) is None
     layout = object_layout.analyze({"add": [str(tmp_path / "x.os")]}, {"csrc/a.cpp": [str(tmp_path / "missing.os")]})
     assert layout == object_layout.Layout({"add": 0}, {"add": 0}, {}, {})
+
+
+def test_a_truncated_object_reads_as_none(tmp_path):
+    whole = open(_compile(tmp_path, "loops", LOOPS), "rb").read()
+    (tmp_path / "cut.os").write_bytes(whole[:200])
+    assert object_layout.read_elf(str(tmp_path / "cut.os")) is None
