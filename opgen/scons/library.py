@@ -306,11 +306,9 @@ def _operator_library(env, name, yaml=None, kernels=(), tags=None, keys=None, bu
         env.Depends(library, missing)
     # The stamps are found as the units are scanned; required here, the build counts them from the start.
     env.Requires(library, [stamp for _, stamp in closures])
-    handles_by_source = {f"{gen_dir}/ops/{group}_schema.cpp": nodes for group, nodes in handle_objects.items()}
-    record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects,
-                                                      **handles_by_source}, model.source,
+    record_object_sizes(env, library, group_objects, {**_sources_of(env, objects), **kernel_objects}, model.source,
                         selected.name if selected is not None else None, memo=f"{obj_dir}/object_sizes_symbols.json",
-                        map_path=map_path)
+                        map_path=map_path, handles_by_group=handle_objects)
     return library
 
 

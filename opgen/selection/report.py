@@ -6,7 +6,7 @@ from typing import Collection, Mapping, Optional
 
 from .closure import Closure, ReasonKind
 from .selection import Selection
-from .sizes import ObjectSizes, estimate
+from .sizes import ObjectSizes, dropped_loop_bytes, estimate, kept_stubs
 from .sources import in_library
 
 # How the summary names the first reason of a group beyond the selection.
@@ -62,18 +62,20 @@ def size_report(selection: Selection, closure: Closure, total_groups: int, total
         others = sorted(path for path in sizes.sources if path not in known_sources)
         sources += others
         total_sources += len(others)
-    objects = len(closure.groups) + len(sources)
+    objects = len(closure.groups) + len(sources) + len(closure.handles)
+    handles = f" + {len(closure.handles)} handles objects" if closure.handles else ""
     lines = [f"size report for {selection.source}",
              f"  operator groups: {len(closure.groups)} of {total_groups}",
-             f"  objects: {objects} ({len(closure.groups)} group units + {len(sources)} hand-written sources), "
+             f"  objects: {objects} ({len(closure.groups)} group units + {len(sources)} hand-written sources{handles}), "
              f"of {total_groups + total_sources} in the full build"]
     if sizes is None:
         lines.append(f"  library size: unknown until a full build records object sizes ({sizes_path})")
         return "\n".join(lines) + "\n"
-    result = estimate(closure.groups, sources, sizes)
+    result = estimate(closure.groups, sources, sizes, closure.inference, closure.handles)
     share = f" ({100 * result.objects_bytes / result.full_objects_bytes:.0f}%)" if result.full_objects_bytes else ""
     lines.append(f"  object bytes: {_size(result.objects_bytes)} of {_size(result.full_objects_bytes)}{share}, "
                  f"as a full build of {sizes.yaml or 'the yaml'} recorded them ({sizes_path})")
+    lines += _dropped_lines(closure, sources, sizes)
     if result.library_bytes is not None:
         lines.append(f"  library size: ~{_size(result.library_bytes)} estimated, of {_size(result.full_library_bytes)} "
                      f"for the full library")
@@ -98,11 +100,34 @@ def size_report(selection: Selection, closure: Closure, total_groups: int, total
     return "\n".join(lines) + "\n"
 
 
+def _dropped_lines(closure: Closure, sources: list[str], sizes: ObjectSizes) -> list[str]:
+    """What the estimate takes off the recorded objects, and adds: the link's garbage collection."""
+    kept = set(closure.groups)
+    loops = dropped_loop_bytes(kept, sources, sizes)
+    autograd = sum(min(sizes.autograd.get(g, 0), sizes.groups.get(g, 0)) for g in set(closure.inference) & kept)
+    handles = sum(sizes.handles.get(g, 0) for g in closure.handles)
+    parts = []
+    if loops:
+        # Pointers are "<stub>_<DEVICE>": a stub counts when none of its devices' is kept.
+        pointers = {key for path in sources for loop in sizes.loops.get(path, {}) for key in loop.split(",")}
+        called = {pointer.rsplit("_", 1)[0] for pointer in kept_stubs(kept, sources, sizes)}
+        dropped = {pointer.rsplit("_", 1)[0] for pointer in pointers} - called
+        parts.append(f"-{_size(loops)} of the loops of {len(dropped)} stubs no kept kernel calls")
+    if autograd:
+        parts.append(f"-{_size(autograd)} of the autograd layer of {len(set(closure.inference) & kept)} "
+                     f"groups used for inference only")
+    if handles:
+        parts.append(f"+{_size(handles)} of the operator handles of {len(closure.handles)} left-out groups")
+    return [f"  in the link: {', '.join(parts)}"] if parts else []
+
+
 def _measured_lines(measured) -> list[str]:
     groups, sources = sum(measured.groups.values()), sum(measured.sources.values())
-    return [f"  measured from its link map: {_size(groups)} of group units + {_size(sources)} of hand-written sources "
-            f"+ {_size(measured.linker_bytes)} the linker's own (dynamic symbols, relocations, symbol table, headers) "
-            f"= {_size(groups + sources + measured.linker_bytes)}"]
+    handles = sum(measured.handles.values())
+    also = f" + {_size(handles)} of handles objects" if measured.handles else ""
+    return [f"  measured from its link map: {_size(groups)} of group units + {_size(sources)} of hand-written sources"
+            f"{also} + {_size(measured.linker_bytes)} the linker's own (dynamic symbols, relocations, symbol table, "
+            f"headers) = {_size(groups + sources + handles + measured.linker_bytes)}"]
 
 
 def _family_lines(closure: Closure, sources: list[str], sizes: ObjectSizes, measured,

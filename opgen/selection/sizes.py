@@ -9,14 +9,21 @@ $OPGEN_CACHE_DIR, or cache/ of the checkout), one per cache: a full build replac
 not recorded yet and records its library under ``selections`` (``recorded_sizes``). The format, JSON with sorted keys::
 
     {
-      "version": 1,
+      "version": 2,
       "yaml": "yaml/native_functions.yaml",        # the operator yaml of the build that wrote it
       "library_bytes": 5242880,                    # the linked library's size in bytes, or null
       "groups": {"add": 181234, "addmm": 90210},   # bytes of each operator group's objects, summed
       "sources": {"csrc/native/binary_ops.cpp": 61234},  # bytes of each hand-written source's object
+      # What a selective link drops or adds (opgen/object_layout.py, from a full build's objects):
+      "autograd": {"add": 10410},                  # each unit's autograd layer (inference-only groups lack it)
+      "handles": {"add": 11452},                   # each group's operator handles (a left-out group's handles
+                                                   # object; a selective build that compiled one records its own)
+      "loops": {"csrc/native/cpu/binary_kernels.cpp": {"add_stub_CPU": 31186, "amax_stub_CPU,sum_stub_CPU": 700}},
+                                                   # bytes only those stub pointers reach
+      "stub_callers": {"add_stub_CPU": {"groups": ["add", "sub"], "sources": []}},  # whose kernels call it
       "selections": {"ops.yaml": 3145728},         # a selective build's library, by selection (optional)
       "measured": {"ops.yaml": {                   # a selective build's objects, from its link map (optional)
-        "groups": {"addmm": 40960}, "sources": {"csrc/native/unary_ops.cpp": 20480},
+        "groups": {"addmm": 40960}, "sources": {"csrc/native/unary_ops.cpp": 20480}, "handles": {"add": 12770},
         "linker_bytes": 1048576, "library_bytes": 3145728}}
     }
 
@@ -38,6 +45,7 @@ then says the size is unknown until a full build records object sizes.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -47,7 +55,7 @@ from typing import Iterable, Mapping, Optional
 from ..writer import write_if_changed
 
 OBJECT_SIZES_FILE = "object_sizes.json"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -58,10 +66,14 @@ class Measured:
     sources: Mapping[str, int]
     linker_bytes: int    # the file's bytes no object contributes
     library_bytes: int
+    handles: Mapping[str, int] = field(default_factory=dict)  # group -> its handles object (Closure.handles)
 
     def json(self) -> dict:
-        return {"groups": dict(sorted(self.groups.items())), "sources": dict(sorted(self.sources.items())),
+        data = {"groups": dict(sorted(self.groups.items())), "sources": dict(sorted(self.sources.items())),
                 "linker_bytes": self.linker_bytes, "library_bytes": self.library_bytes}
+        if self.handles:
+            data["handles"] = dict(sorted(self.handles.items()))
+        return data
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,11 @@ class ObjectSizes:
     yaml: str = ""
     selections: Mapping[str, int] = field(default_factory=dict)  # selection file -> its library's bytes
     measured: Mapping[str, Measured] = field(default_factory=dict)  # selection file -> its link map's figures
+    # What a selective link drops of these objects (opgen/object_layout.py; a full build's):
+    autograd: Mapping[str, int] = field(default_factory=dict)  # group -> its unit's autograd layer
+    handles: Mapping[str, int] = field(default_factory=dict)   # group -> its operator handles alone
+    loops: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # source -> {stubs: loop bytes}
+    stub_callers: Mapping[str, Mapping[str, list]] = field(default_factory=dict)  # stub -> {groups, sources}
 
 
 def object_sizes_path(cache_dir: str) -> str:
@@ -81,6 +98,10 @@ def object_sizes_path(cache_dir: str) -> str:
 def object_sizes_json(sizes: ObjectSizes) -> str:
     data = {"version": VERSION, "yaml": sizes.yaml, "library_bytes": sizes.library_bytes,
             "groups": dict(sorted(sizes.groups.items())), "sources": dict(sorted(sizes.sources.items()))}
+    data.update(autograd=dict(sorted(sizes.autograd.items())), handles=dict(sorted(sizes.handles.items())),
+                loops={path: dict(sorted(loops.items())) for path, loops in sorted(sizes.loops.items())},
+                stub_callers={stub: {"groups": sorted(by.get("groups", ())), "sources": sorted(by.get("sources", ()))}
+                              for stub, by in sorted(sizes.stub_callers.items())})
     if sizes.selections:
         data["selections"] = dict(sorted(sizes.selections.items()))
     if sizes.measured:
@@ -106,9 +127,21 @@ def read_object_sizes(cache_dir: str) -> Optional[ObjectSizes]:
     if not (_sizes(groups) and _sizes(sources) and _sizes(selections)) or not (library is None or _size(library)):
         return None
     measured = _measured(data.get("measured", {}))
-    if measured is None:
+    autograd, handles = data.get("autograd", {}), data.get("handles", {})
+    loops, callers = data.get("loops", {}), data.get("stub_callers", {})
+    if measured is None or not (_sizes(autograd) and _sizes(handles) and isinstance(loops, dict)
+                                and all(_sizes(v) for v in loops.values()) and _callers(callers)):
         return None
-    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")), dict(selections), measured)
+    return ObjectSizes(dict(groups), dict(sources), library, str(data.get("yaml", "")), dict(selections), measured,
+                       dict(autograd), dict(handles), {k: dict(v) for k, v in loops.items()},
+                       {k: {"groups": list(v["groups"]), "sources": list(v["sources"])} for k, v in callers.items()})
+
+
+def _callers(value) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(by, dict) and all(isinstance(by.get(kind), list) and all(isinstance(n, str) for n in by[kind])
+                                     for kind in ("groups", "sources"))
+        for by in value.values())
 
 
 def _measured(value) -> Optional[dict[str, Measured]]:
@@ -117,10 +150,11 @@ def _measured(value) -> Optional[dict[str, Measured]]:
     result = {}
     for name, entry in value.items():
         if not (isinstance(entry, dict) and _sizes(entry.get("groups")) and _sizes(entry.get("sources"))
-                and _size(entry.get("linker_bytes")) and _size(entry.get("library_bytes"))):
+                and _size(entry.get("linker_bytes")) and _size(entry.get("library_bytes"))
+                and _sizes(entry.get("handles", {}))):
             return None
         result[name] = Measured(dict(entry["groups"]), dict(entry["sources"]), entry["linker_bytes"],
-                                entry["library_bytes"])
+                                entry["library_bytes"], dict(entry.get("handles", {})))
     return result
 
 
@@ -139,7 +173,7 @@ def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selectio
     selections = dict(previous.selections) if same_yaml else {}
     measures = dict(previous.measured) if same_yaml else {}
     if selection is None:
-        return ObjectSizes(dict(built.groups), dict(built.sources), built.library_bytes, built.yaml, selections, measures)
+        return dataclasses.replace(built, selections=selections, measured=measures)
     if built.library_bytes is not None:
         selections[selection] = built.library_bytes
     if measured is not None:
@@ -147,9 +181,11 @@ def recorded_sizes(previous: Optional[ObjectSizes], built: ObjectSizes, selectio
     else:
         measures.pop(selection, None)  # figures of an older link of it would not be this library's
     if not same_yaml:
-        return ObjectSizes(dict(built.groups), dict(built.sources), None, built.yaml, selections, measures)
-    return ObjectSizes({**built.groups, **previous.groups}, {**built.sources, **previous.sources},
-                       previous.library_bytes, built.yaml, selections, measures)
+        return dataclasses.replace(built, library_bytes=None, selections=selections, measured=measures)
+    # A handles object built is what its group's handles weigh (a full build estimated them from the unit).
+    return dataclasses.replace(previous, groups={**built.groups, **previous.groups},
+                               sources={**built.sources, **previous.sources}, selections=selections,
+                               measured=measures, handles={**previous.handles, **built.handles})
 
 
 def _size(value) -> bool:
@@ -172,16 +208,44 @@ class SizeEstimate:
     unknown_sources: tuple[str, ...]
 
 
-def estimate(groups: Iterable[str], sources: Iterable[str], sizes: ObjectSizes) -> SizeEstimate:
+def estimate(groups: Iterable[str], sources: Iterable[str], sizes: ObjectSizes, inference: Iterable[str] = (),
+             handles: Iterable[str] = ()) -> SizeEstimate:
+    """``groups``' units and ``sources``' objects, as the selective link keeps them: without the
+    autograd layer of the ``inference`` groups (generated without it), without the loops of the
+    stubs no kept group's kernel and no compiled source calls (--gc-sections drops them), with the
+    handles objects of the ``handles`` groups."""
     groups, sources = list(groups), list(sources)
     group_bytes, unknown_groups = _sum(groups, sizes.groups)
     source_bytes, unknown_sources = _sum(sources, sizes.sources)
+    kept = set(groups)
+    group_bytes -= sum(min(sizes.autograd.get(g, 0), sizes.groups.get(g, 0)) for g in set(inference) & kept)
+    source_bytes -= dropped_loop_bytes(kept, sources, sizes)
+    group_bytes += sum(sizes.handles.get(g, 0) for g in handles)
     full = sum(sizes.groups.values()) + sum(sizes.sources.values())
     selected = group_bytes + source_bytes
     library = None
     if sizes.library_bytes is not None and full:
         library = round(sizes.library_bytes * min(selected / full, 1.0))
     return SizeEstimate(selected, full, library, sizes.library_bytes, unknown_groups, unknown_sources)
+
+
+def kept_stubs(groups: Iterable[str], sources: Iterable[str], sizes: ObjectSizes) -> set[str]:
+    """The stubs (``<stub>_<DEVICE>``) that a kept group's kernels or a compiled source call."""
+    groups, sources = set(groups), set(sources)
+    return {stub for stub, by in sizes.stub_callers.items()
+            if groups.intersection(by.get("groups", ())) or sources.intersection(by.get("sources", ()))}
+
+
+def dropped_loop_bytes(groups: Iterable[str], sources: Iterable[str], sizes: ObjectSizes) -> int:
+    """The bytes of the compiled loop objects that only stubs nothing kept calls reach."""
+    sources = list(sources)
+    kept = kept_stubs(groups, sources, sizes)
+    dropped = 0
+    for path in sources:
+        loops = sizes.loops.get(path, {})
+        lost = sum(size for key, size in loops.items() if kept.isdisjoint(key.split(",")))
+        dropped += min(lost, sizes.sources.get(path, 0))
+    return dropped
 
 
 def _sum(names: list[str], recorded: Mapping[str, int]) -> tuple[int, tuple[str, ...]]:

@@ -186,7 +186,9 @@ def table(full: Build, full_run: dict, full_inference: dict, training: Selective
 def _with_totals(figures: Optional[dict]) -> Optional[dict]:
     if figures is None:
         return None
-    return {**figures, "groups_bytes": sum(figures["groups"].values()), "sources_bytes": sum(figures["sources"].values())}
+    # Handles objects (an inference selection's left-out groups) are generated sources: with the sources.
+    return {**figures, "groups_bytes": sum(figures["groups"].values()),
+            "sources_bytes": sum(figures["sources"].values()) + sum(figures.get("handles", {}).values())}
 
 
 def _fresh(path: str) -> str:

@@ -279,6 +279,19 @@ def test_a_recorded_mlp_builds_selectively_and_runs_to_the_same_bits_its_inferen
     assert forward["loss"] == full["loss"] and forward["grads"] == []
     ok(scons(root, "--ops=inference.yaml", target=None))
     assert run_mlp(root, "--inference")["loss"] == full["loss"]
+    # Its size, estimated from the full build's figures: what the link drops (the loops of the
+    # stubs no kept kernel calls, the autograd layer no group has) and the handles it adds.
+    report = subprocess.run([sys.executable, "-m", "opgen", "select", "inference.yaml", "--report"], cwd=root,
+                            capture_output=True, text=True, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "OPGEN_CACHE_DIR"})
+    assert report.returncode == 0, report.stderr
+    estimated = float(re.search(r"library size: ~([0-9.]+) MiB estimated", report.stdout).group(1)) * (1 << 20)
+    built = os.path.getsize(root / LIBRARY)
+    assert json.loads((root / "cache" / "object_sizes.json").read_text())["selections"]["inference.yaml"] == built
+    assert abs(estimated - built) < 0.05 * built, report.stdout
+    assert re.search(r"in the link: -[0-9.]+ KiB of the loops of \d+ stubs no kept kernel calls, -[0-9.]+ KiB of the "
+                     r"autograd layer of \d+ groups used for inference only, \+[0-9.]+ KiB of the operator handles",
+                     report.stdout), report.stdout
     # A backward pass reaches operators the selection left out (nothing in it trains): it raises
     # naming them and the selection.
     [error] = run_python(root, """

@@ -1,4 +1,5 @@
 """object_sizes.json: written by a full build, read by the size report; the estimate from it."""
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -21,15 +22,18 @@ def test_round_trip_and_format(tmp_path):
     with open(object_sizes_path(str(tmp_path)), encoding="utf-8") as handle:
         text = handle.read()
     data = json.loads(text)
-    assert data == {"version": 1, "yaml": "yaml/native_functions.yaml", "library_bytes": 20000,
-                    "groups": {"add": 1000, "mm": 3000, "relu": 2000}, "sources": {"csrc/a.cpp": 4000}}
+    assert data == {"version": 2, "yaml": "yaml/native_functions.yaml", "library_bytes": 20000,
+                    "groups": {"add": 1000, "mm": 3000, "relu": 2000}, "sources": {"csrc/a.cpp": 4000},
+                    "autograd": {}, "handles": {}, "loops": {}, "stub_callers": {}}
     assert list(data["groups"]) == ["add", "mm", "relu"] and text.endswith("\n")
 
 
 @pytest.mark.parametrize("text", [
-    "not json", "[]", '{"version": 2, "groups": {}, "sources": {}}',
-    '{"version": 1, "groups": {"add": -1}, "sources": {}}', '{"version": 1, "groups": {"add": true}, "sources": {}}',
-    '{"version": 1, "groups": {}, "sources": []}', '{"version": 1, "groups": {}, "sources": {}, "library_bytes": "big"}',
+    "not json", "[]", '{"version": 1, "groups": {}, "sources": {}}', '{"version": 3, "groups": {}, "sources": {}}',
+    '{"version": 2, "groups": {"add": -1}, "sources": {}}', '{"version": 2, "groups": {"add": true}, "sources": {}}',
+    '{"version": 2, "groups": {}, "sources": []}', '{"version": 2, "groups": {}, "sources": {}, "library_bytes": "big"}',
+    '{"version": 2, "groups": {}, "sources": {}, "loops": {"csrc/a.cpp": {"x_stub_CPU": -3}}}',
+    '{"version": 2, "groups": {}, "sources": {}, "stub_callers": {"x_stub_CPU": {"groups": "add"}}}',
 ])
 def test_unreadable_files_read_as_unknown(tmp_path, text):
     (tmp_path / "object_sizes.json").write_text(text)
@@ -41,6 +45,39 @@ def test_estimate_scales_the_full_library_by_the_objects_share():
     assert (result.objects_bytes, result.full_objects_bytes) == (8000, 10000)
     assert (result.library_bytes, result.full_library_bytes) == (16000, 20000)
     assert result.unknown_groups == result.unknown_sources == ()
+
+
+# A full build whose loop file holds the loops of three stubs: add's alone, mul's alone, and a
+# helper both reach; binary.cpp calls them for the add and mul groups; addmm's unit has an
+# autograd layer and handles.
+LINKED = ObjectSizes(groups={"add": 1000, "mul": 1000, "addmm": 2000}, library_bytes=40000, yaml="y.yaml",
+                     sources={"csrc/native/binary.cpp": 1000, "csrc/native/cpu/loops.cpp": 5000, "csrc/core/a.cpp": 10000},
+                     autograd={"add": 300, "mul": 300, "addmm": 800}, handles={"add": 100, "mul": 100, "addmm": 200},
+                     loops={"csrc/native/cpu/loops.cpp": {"add_stub_CPU": 2000, "add_stub_CPU,mul_stub_CPU": 500,
+                                                          "mul_stub_CPU": 1500}},
+                     stub_callers={"add_stub_CPU": {"groups": ["add"], "sources": []},
+                                   "mul_stub_CPU": {"groups": ["mul"], "sources": []}})
+LOOP_SOURCES = ["csrc/native/binary.cpp", "csrc/native/cpu/loops.cpp", "csrc/core/a.cpp"]
+
+
+def test_the_estimate_leaves_out_the_loops_of_stubs_no_kept_group_calls():
+    assert estimate(["add", "mul", "addmm"], LOOP_SOURCES, LINKED).objects_bytes == 20000  # everything
+    # mul out: its loop alone goes, the helper add's loop shares stays.
+    assert estimate(["add", "addmm"], LOOP_SOURCES, LINKED).objects_bytes == 20000 - 1000 - 1500
+    # neither: every loop goes, the loop file's other bytes stay.
+    result = estimate(["addmm"], LOOP_SOURCES, LINKED)
+    assert result.objects_bytes == 2000 + 1000 + 1000 + 10000 and result.library_bytes == 28000
+    # A source calling a stub keeps it whatever the groups.
+    callers = {**LINKED.stub_callers, "mul_stub_CPU": {"groups": ["mul"], "sources": ["csrc/core/a.cpp"]}}
+    assert estimate(["addmm"], LOOP_SOURCES, dataclasses.replace(LINKED, stub_callers=callers)).objects_bytes == \
+        14000 + 500 + 1500
+
+
+def test_the_estimate_takes_the_autograd_layer_of_inference_groups_and_adds_handles():
+    whole = estimate(["add", "mul", "addmm"], LOOP_SOURCES, LINKED).objects_bytes
+    assert estimate(["add", "mul", "addmm"], LOOP_SOURCES, LINKED, inference=["addmm", "relu"]).objects_bytes == whole - 800
+    assert estimate(["addmm"], LOOP_SOURCES, LINKED, inference=["addmm"], handles=["add", "mul"]).objects_bytes == \
+        14000 - 800 + 200
 
 
 def test_groups_without_a_recorded_size_count_at_the_mean():
