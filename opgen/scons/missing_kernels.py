@@ -18,7 +18,7 @@ import sys
 import SCons.Script
 
 from opgen.errors import Diagnostic
-from opgen.gen.layers.missing_kernels import STUBS_SOURCE, render_missing_kernels
+from opgen.gen.layers.missing_kernels import STUBS_SOURCE, stubs_source
 from opgen.link_check import NmError, Resolutions, missing_kernels_of_library
 from opgen.scons.stop import stop
 from opgen.scons.toolset.messages import report, shown
@@ -86,14 +86,33 @@ class _Check:
                 return 2
             write_if_changed(target[0].abspath, "every kernel the operator yaml names is defined\n")
             return 0
-        write_if_changed(target[0].abspath, render_missing_kernels(missing, keys))
+        self._write_stubs(target[0].abspath, missing, keys)
         report(f"[opgen] missing kernels: {len(missing)} stubbed")
         return 0
+
+    def _write_stubs(self, path, missing, keys):
+        """The stubs file, rendered only when what it follows from changed (its key, kept beside
+        the symbols' memo) or it is missing."""
+        source = stubs_source(missing, keys)
+        key = source.key()
+        stamp = self.memo + ".stubs-key"
+        if os.path.exists(path) and _read(stamp) == key:
+            return
+        write_if_changed(path, source.render())
+        write_if_changed(stamp, key)
 
     def describe(self, target, source, env):
         if self.mode == "error":
             return shown(env, "CHECK kernel definitions", "[opgen] check kernel definitions")
         return shown(env, f"STUB {target[0]}", f"[opgen] stub missing kernels -> {target[0]}")
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def report_unresolved(unresolved) -> int:
@@ -124,7 +143,7 @@ def _missing_kernels(env, mode, objects_by_group, defining, codegen, gen_dir, ob
     node = env.Command(target, sources, env.Action(check.run, strfunction=check.describe))
     if mode == "stub":
         env.Precious(node)  # written only when its bytes change: SCons must not delete it first
-    env.Clean(node, [memo, f"{memo.abspath}.resolved"])
+    env.Clean(node, [memo, f"{memo.abspath}.resolved", f"{memo.abspath}.stubs-key"])
     return node
 
 

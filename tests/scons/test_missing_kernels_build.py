@@ -85,3 +85,17 @@ def test_an_operator_without_kernels_stops_the_build_or_is_stubbed(built_project
     assert run.stdout.splitlines() == [
         "CPU kernel stubbed_half_cpu of aten::stubbed_half is not implemented",
         "Meta kernel structured_stubbed_cube::meta of aten::stubbed_cube.out is not implemented"]
+
+    # The stubs file is rendered only when what it is rendered from changed: an edit of a stubbed
+    # operator's default leaves its stub as it was (the stubs' key, beside the symbols' memo), and
+    # a deleted stubs file comes back.
+    stubs_path = project / GEN / "missing_kernels.cpp"
+    before = stubs_path.stat().st_mtime_ns
+    yaml_path.write_text(yaml_path.read_text().replace("stubbed_half(Tensor self, float factor)",
+                                                        "stubbed_half(Tensor self, float factor=3.0)"))
+    edited = ok(scons(project, "--missing-kernels=stub", target=None))
+    assert "build/obj/gen/missing_kernels.os" not in edited.compiled
+    assert stubs_path.stat().st_mtime_ns == before and stubs_path.read_text() == stubs
+    stubs_path.unlink()
+    again = ok(scons(project, "--missing-kernels=stub", target=None))
+    assert stubs_path.read_text() == stubs and "[opgen] missing kernels: 3 stubbed" in again.output

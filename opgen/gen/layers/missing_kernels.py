@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...fingerprint import digest, package_fingerprint
 from ...model.dispatch_keys import DispatchKey
 from ..engine import layout
 from .declarations import Declaration, DeclarationKind, joined_by_symbol
@@ -67,8 +68,27 @@ def split_symbol(symbol: str) -> tuple[str, int]:
     return name, count
 
 
-def render_missing_kernels(missing: list[Missing], keys: tuple[DispatchKey, ...]) -> str:
-    """The stubs' translation unit: each group's native header (and through it its meta header),
+@dataclass(frozen=True)
+class StubsSource:
+    """What the stubs' translation unit is rendered from (render_missing_kernels)."""
+
+    stubs: tuple[tuple[tuple[str, object], ...], ...]  # each stub's template fields, as (name, value) pairs
+    includes: tuple[str, ...]
+
+    def key(self) -> str:
+        """One digest of these and opgen's codegen sources and templates: on PyTorch's yaml the
+        render is most of an edit's kernel check, and what it renders rarely changes with an edit
+        (the edited group's kernels are missing before and after, with the same signatures), so
+        the build renders only when this changes."""
+        return digest(package_fingerprint("gen").encode(), package_fingerprint("templates").encode(),
+                      repr((self.stubs, self.includes)).encode())
+
+    def render(self) -> str:
+        return render("missing_kernels.cpp.j2", stubs=[dict(stub) for stub in self.stubs], includes=list(self.includes))
+
+
+def stubs_source(missing: list[Missing], keys: tuple[DispatchKey, ...]) -> StubsSource:
+    """The stubs' template fields: each group's native header (and through it its meta header),
     then one definition per missing declaration raising op::Error; ``keys`` are the dispatch keys
     the build registers (what the messages name)."""
     # One definition per symbol: groups declaring one kernel alike share its stub (its uses joined).
@@ -76,8 +96,12 @@ def render_missing_kernels(missing: list[Missing], keys: tuple[DispatchKey, ...]
     declarations = joined_by_symbol(m.declaration for m in ordered)
     groups = {m.group for m in ordered}
     # Inverses are declared only in the Functionalize files that call them: declared here too.
-    stubs = [{"returns": d.returns, "scope": d.scope, "name": d.name, "params": d.params,
-              "declare": d.kind is DeclarationKind.INVERSE, "message": f"{d.describe(keys)} is not implemented"}
-             for d in declarations]
-    includes = [layout.native_header(group) for group in sorted(groups)]
-    return render("missing_kernels.cpp.j2", stubs=stubs, includes=includes)
+    stubs = tuple((("returns", d.returns), ("scope", d.scope), ("name", d.name), ("params", d.params),
+                   ("declare", d.kind is DeclarationKind.INVERSE), ("message", f"{d.describe(keys)} is not implemented"))
+                  for d in declarations)
+    return StubsSource(stubs, tuple(layout.native_header(group) for group in sorted(groups)))
+
+
+def render_missing_kernels(missing: list[Missing], keys: tuple[DispatchKey, ...]) -> str:
+    """The stubs' translation unit (stubs_source)."""
+    return stubs_source(missing, keys).render()

@@ -186,7 +186,7 @@ class _PendingSteps:
         changed_child = any([self.pending(child) for child in explicit + [dep for dep, _ in stored
                                                                           if isinstance(dep, SCons.Node.Node)]])
         result = (changed_child or node.always_build
-                  or not all(os.path.exists(t.get_abspath()) for t in targets)
+                  or not all(t.exists() for t in targets)  # memoized: SCons asks too
                   or getattr(binfo, "bactsig", None) is None
                   or not {str(child) for child in explicit} <= {str(dep) for dep, _ in stored}
                   or any(self._timestamp_changed(dep, sig) for dep, sig in stored)
