@@ -32,6 +32,8 @@ from typing import Iterable, Optional
 
 import xxhash
 
+from .object_symbols import object_state
+
 STUB_LOOP_PREFIX = "op_stub_loop_"
 
 _SHT_SYMTAB, _SHT_RELA, _SHT_REL, _SHT_SYMTAB_SHNDX = 2, 4, 9, 18
@@ -300,7 +302,7 @@ class _Memo:
                 pass
 
     def _entry(self, path: str) -> dict:
-        stat = _stat(path)
+        stat = object_state(path)
         key = os.path.relpath(path, os.path.dirname(self.path)) if self.path else path
         entry = self.used.get(key)
         if entry is None:
@@ -357,11 +359,3 @@ class _Memo:
             os.replace(temporary, self.path)
         except OSError:
             pass  # a read-only build directory: the next build reads every object again
-
-
-def _stat(path: str) -> Optional[str]:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return f"{stat.st_size}:{stat.st_mtime_ns}"

@@ -100,7 +100,7 @@ class SymbolMemo:
         recorded, asked = self._recorded.get(kind, {}), self._asked[kind]
         stale = []
         for path in paths:
-            name, stat = self._name(path), _stat(path)
+            name, stat = self._name(path), object_state(path)
             entry = recorded.get(name)
             if entry is not None and stat is not None and entry["stat"] == stat:
                 asked[name] = entry
@@ -108,7 +108,7 @@ class SymbolMemo:
                 stale.append(path)
         read = _read_sizes(stale) if kind == "sized" else _read_objects(stale, self.scopes, kind)
         for path, value in read.items():
-            asked[self._name(path)] = {"stat": _stat(path), "names": value}
+            asked[self._name(path)] = {"stat": object_state(path), "names": value}
             self._changed = True
         return {path: asked[self._name(path)]["names"] for path in paths}
 
@@ -165,7 +165,7 @@ def _read_sizes(paths: list[str]) -> dict[str, list]:
     return {path: [own[path], sorted(foldable[path].items())] for path in paths}
 
 
-def _stat(path: str) -> Optional[str]:
+def object_state(path: str) -> Optional[str]:
     """Size and mtime: a recompiled object has a new mtime (SCons rewrites it whole)."""
     try:
         stat = os.stat(path)

@@ -12,10 +12,10 @@ import pytest
 
 from opgen.cache.autograd_cache import load_autograd_cached
 from opgen.cache.parse_cache import load_model_cached
-from opgen.gen.layers import autograd_kernels, autograd_plan
 from opgen.gen.layers.autograd_kernels import AutogradModel
-from opgen.model import derivatives as derivatives_module
 from opgen.model.derivatives import load_derivatives
+
+from load_counts import Counts
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMES = {"native_functions.yaml": "native_functions.yaml", "tags.yaml": "tags.yaml", "derivatives.yaml": "derivatives.yaml"}
@@ -138,31 +138,6 @@ REPO_EDITS = {
         None, None),
     "an entry moved (the functions' order changed: nothing carried)": (moved_to_end("- func: mm("), None, None),
 }
-
-
-class Counts:
-    """What one load did: derivatives entries read, functions decided, groups fingerprinted."""
-
-    def __init__(self, monkeypatch):
-        self.read, self.decided, self.fingerprinted = [], [], []
-        counts = self
-        real_entry, real_decide, real_fingerprint = (derivatives_module._Reader.entry, autograd_plan.decide,
-                                                     autograd_kernels.AutogradModel._fingerprint)
-
-        def entry(reader, raw, seen):
-            counts.read.append(raw.line)
-            return real_entry(reader, raw, seen)
-
-        def decide(f, *args):
-            counts.decided.append(f.key)
-            return real_decide(f, *args)
-
-        def fingerprint(autograd, group):
-            counts.fingerprinted.append(group.name)
-            return real_fingerprint(autograd, group)
-        monkeypatch.setattr(derivatives_module._Reader, "entry", entry)
-        monkeypatch.setattr(autograd_plan, "decide", decide)
-        monkeypatch.setattr(autograd_kernels.AutogradModel, "_fingerprint", fingerprint)
 
 
 class Tree:

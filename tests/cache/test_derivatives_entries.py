@@ -14,10 +14,9 @@ from opgen import cli
 from opgen.cache.autograd_cache import load_autograd_cached
 from opgen.cache.parse_cache import load_model_cached
 from opgen.errors import OpgenError
-from opgen.gen.layers import autograd_kernels, autograd_plan
 from opgen.gen.layers.autograd_kernels import AutogradModel
-from opgen.model import derivatives as derivatives_module
 from opgen.model.derivatives import load_derivatives
+from load_counts import Counts
 from yaml_copies import cache_dir, inputs  # noqa: F401  (fixtures)
 
 MUL = "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"
@@ -45,32 +44,6 @@ EDITS = {
     "two entries swapped (their nodes' numbers swap)": (lambda t: swapped(t, MUL, MUL_SCALAR), 0, 5, ["mul"]),
     "a document marker (read whole)": (lambda t: "---\n" + t, None, 0, []),
 }
-
-
-
-class Counts:
-    """What one load did: entries read (their lines), functions decided, groups fingerprinted."""
-
-    def __init__(self, monkeypatch):
-        self.read, self.decided, self.fingerprinted = [], [], []
-        counts = self
-        real_entry, real_decide, real_fingerprint = (derivatives_module._Reader.entry, autograd_plan.decide,
-                                                     autograd_kernels.AutogradModel._fingerprint)
-
-        def entry(reader, raw, seen):
-            counts.read.append(raw.line)
-            return real_entry(reader, raw, seen)
-
-        def decide(f, *args):
-            counts.decided.append(f.key)
-            return real_decide(f, *args)
-
-        def fingerprint(autograd, group):
-            counts.fingerprinted.append(group.name)
-            return real_fingerprint(autograd, group)
-        monkeypatch.setattr(derivatives_module._Reader, "entry", entry)
-        monkeypatch.setattr(autograd_plan, "decide", decide)
-        monkeypatch.setattr(autograd_kernels.AutogradModel, "_fingerprint", fingerprint)
 
 
 def rewrite(path, change):
