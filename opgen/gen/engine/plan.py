@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -123,7 +124,9 @@ class CodegenPlan:
 
     def produce(self, job: GroupJob, render: Callable[[GroupJob], Rendered] = render_here) -> list[str]:
         """Materializes or renders (``render``) the job's files and writes those whose bytes changed."""
-        files = self.session.produce(job, render)
+        return self._write(job, self.session.produce(job, render))
+
+    def _write(self, job: GroupJob, files: dict[str, str]) -> list[str]:
         written = [path for path, text in files.items() if self.writer.write(path, text)]
         with self._lock:
             self._produced[job.name] = (job.key, list(files))
@@ -133,12 +136,22 @@ class CodegenPlan:
 
     def produce_all(self, jobs: Sequence[GroupJob], workers: int = 1) -> None:
         """Produces ``jobs`` in order; the ones neither cache holds render in ``workers``
-        processes when there are enough of them (engine/workers.py), the rest here."""
+        processes when there are enough of them (engine/workers.py), the rest here. A thread
+        writes each job's files while the next is taken: a cold tree creates ~10,000 files, each
+        creation a wait on the filesystem with the GIL released (docs/benchmarks.md). Writes keep
+        the jobs' order, and a job that fails stops the run after the jobs before it are written."""
         to_render = [job for job in jobs if self.session.will_render(job)] if worth_a_pool(len(jobs), workers) else []
         pool = render_pool(to_render, workers)
+        render = pool.render if pool is not None else render_here
+        writes = []
         try:
-            for job in jobs:
-                self.produce(job, pool.render if pool is not None else render_here)
+            with ThreadPoolExecutor(1, thread_name_prefix="opgen-write") as writer:
+                try:
+                    for job in jobs:
+                        writes.append(writer.submit(self._write, job, self.session.produce(job, render)))
+                finally:
+                    for write in writes:
+                        write.result()  # a write's error is raised here, in order
         finally:
             if pool is not None:
                 pool.close()

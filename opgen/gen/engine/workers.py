@@ -79,6 +79,7 @@ class RenderPool:
         self._position = {id(job): index for index, job in enumerate(jobs)}
         self._sent: dict[int, tuple[Future, int]] = {}  # id(job) -> (its chunk's future, place in it)
         self._sending = True
+        self._waiting = 0  # threads between taking a sent job and having its result
         self._lock = threading.Lock()
         load_templates()
         self._executor = ProcessPoolExecutor(workers, mp_context=get_context("fork"),
@@ -101,10 +102,15 @@ class RenderPool:
     def render(self, job: GroupJob) -> Rendered:
         with self._lock:
             sent = self._sent.pop(id(job), None)
+            self._waiting += sent is not None
         if sent is None:
             return render_here(job)
         future, place = sent
-        outcome = future.result()[place]
+        try:
+            outcome = future.result()[place]
+        finally:
+            with self._lock:
+                self._waiting -= 1
         self._end_when_done()
         if isinstance(outcome, _Failure):
             raise outcome.error from WorkerTraceback(outcome.traceback)
@@ -116,7 +122,9 @@ class RenderPool:
 
     def _end_when_done(self) -> None:
         with self._lock:
-            done = not self._sending and not self._sent
+            # The last job taken is not the last awaited: another thread may still wait for an
+            # earlier chunk, which closing now would cancel.
+            done = not self._sending and not self._sent and not self._waiting
         if done:  # nothing is waited for any more: the workers exit at once, and are joined
             self.close()
 
