@@ -1,14 +1,14 @@
 """Benchmark: a recorded program's selective builds, training and inference, beside the full build,
 in one run (issues 31 and 41).
 
-    python tests/bench/bench_selective.py [--work DIR] [--steps N]
+    python tests/bench/bench_selective.py [--work DIR] [--steps N] [--cuda auto|on|off]
 
 A report, not a test: it prints the recorded selection, the size report and a table, and exits 0
 (1 when a build, the program or the report failed, or the program's results on the builds
 differ). It takes three cold builds: ~20 minutes on 2 cores shared with other builds.
 
 Each build is a private copy of the project (tests/helpers.copy_project), `scons -j2
---ccache=off`, CUDA as detected, with a codegen cache of its own, empty, so each is really cold
+--ccache=off`, CUDA as detected (or as --cuda says), with a codegen cache of its own, empty, so each is really cold
 (nothing rendered before, nothing compiled before):
 
 1. full: the default build (library, Python bindings, C++ unit tests): wall and CPU seconds
@@ -200,12 +200,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", default=None, help="scratch directory (default: a temp dir, removed after)")
     parser.add_argument("--steps", type=int, default=20, help="timed MLP steps on each build (default 20)")
+    parser.add_argument("--cuda", choices=("auto", "on", "off"), default="auto",
+                        help="every build's --cuda (default auto: as detected). CUDA's device code is in every "
+                             "library whole (the linker does not collect it): off compares the host code alone")
     args = parser.parse_args(argv)
+    cuda_option = () if args.cuda == "auto" else (f"--cuda={args.cuda}",)
     work = args.work or tempfile.mkdtemp(prefix="bench-selective-")
     try:
         full_dir = _fresh(os.path.join(work, "full"))
         print("cold full build: scons -j2 --ccache=off ...", flush=True)
-        full = cold_build(full_dir)
+        full = cold_build(full_dir, *cuda_option)
 
         selections = {}
         for kind, args_ in (("training", ()), ("inference", ("--inference",))):
@@ -224,7 +228,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             selected_dir = _fresh(os.path.join(work, kind))
             shutil.copy(os.path.join(full_dir, name), os.path.join(selected_dir, SELECTION))
             print(f"\ncold selective build ({kind}): scons -j2 --ccache=off --ops={SELECTION} ...", flush=True)
-            build = cold_build(selected_dir, f"--ops={SELECTION}")
+            build = cold_build(selected_dir, f"--ops={SELECTION}", *cuda_option)
             print(_search(SELECTED, build.output).group(0))
             print(size_report(selected_dir).rstrip())
             built[kind] = Selective(build, estimate, _with_totals(measured(selected_dir)), mlp(selected_dir, args.steps, *args_))
