@@ -88,7 +88,8 @@ def cold_build(project: str, *options: str) -> Build:
     if run.returncode:
         raise RuntimeError(f"cold build of {project} {' '.join(options)} failed:\n{(run.stdout + run.stderr)[-2000:]}")
     output = run.stdout + run.stderr
-    groups = int(_search(SELECTED, output).group(2)) if options else int(_search(GROUPS, output).group(2))
+    selective = any(option.startswith("--ops=") for option in options)
+    groups = int(_search(SELECTED if selective else GROUPS, output).group(2))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     library_bytes = os.path.getsize(os.path.join(project, LIBRARY))
     return Build(seconds, cpu, STEP.findall(run.stdout), groups, library_bytes, output)
