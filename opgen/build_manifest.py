@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional
 
 import xxhash
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE_ENVIRONMENT = ("PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES")
 RACY_NS = 2_000_000_000  # files modified this close to the snapshot keep a digest of their bytes
@@ -38,6 +38,10 @@ class Manifest:
     directories: Mapping[str, str]    # path -> "mtime_ns" ("" when missing)
     digests: Mapping[str, str]        # racy files and directories -> digest of their bytes or listing
     lines: tuple[str, ...]            # what a no-op prints (SCons' "is up to date", opgen's reports)
+    # The files that reach the graph only through the codegen plan (the operator yaml, tags.yaml,
+    # derivatives.yaml): when nothing else changed, the next build may freeze what the plan proves
+    # unchanged (opgen/scons/noop.py, frozen_groups).
+    codegen_inputs: tuple[str, ...] = ()
 
 
 def invocation_key(argv: Iterable[str], cwd: str, environ: Mapping[str, str], *extra: str) -> str:
@@ -50,9 +54,14 @@ def invocation_key(argv: Iterable[str], cwd: str, environ: Mapping[str, str], *e
     return hasher.hexdigest()
 
 
-def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: Iterable[str]) -> Manifest:
-    """The files' and directories' states now (paths as given)."""
+def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: Iterable[str],
+             codegen_inputs: Iterable[str] = ()) -> Manifest:
+    """The files' and directories' states now (paths as given). The directories of
+    ``codegen_inputs`` keep their listing too: an editor that saves by renaming a new file over
+    the old one changes the directory's mtime, not its names."""
     now = time.time_ns()
+    codegen_inputs = tuple(sorted(set(codegen_inputs)))
+    listed = {os.path.dirname(path) for path in codegen_inputs}
     file_states, directory_states, digests = {}, {}, {}
     for path in sorted(set(files)):
         stat = _stat(path)
@@ -62,27 +71,38 @@ def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: 
     for path in sorted(set(directories)):
         stat = _stat(path)
         directory_states[path] = str(stat.st_mtime_ns) if stat is not None else ""
-        if stat is not None and stat.st_mtime_ns >= now - RACY_NS:
+        if stat is not None and (stat.st_mtime_ns >= now - RACY_NS or path in listed):
             digests[path] = _listing_digest(path)
-    return Manifest(key, file_states, directory_states, digests, tuple(lines))
+    return Manifest(key, file_states, directory_states, digests, tuple(lines), codegen_inputs)
 
 
 def unchanged(manifest: Manifest, key: str) -> bool:
     """Whether ``key`` is the manifest's and every file and directory is as recorded."""
+    return changed_files(manifest, key) == frozenset()
+
+
+def changed_files(manifest: Manifest, key: str) -> Optional[frozenset]:
+    """The recorded files that changed since the manifest was written, or None when the
+    invocation differs or a directory holds other names than it did (a file added where a Glob,
+    `auto` or an import looks: anything may then differ). A directory whose mtime changed is as
+    it was when its recorded listing is."""
     if manifest.key != key:
-        return False
-    for path, state in manifest.files.items():
-        if _file_state(_stat(path)) != state:
-            return False
-        if path in manifest.digests and _file_digest(path) != manifest.digests[path]:
-            return False
+        return None
     for path, state in manifest.directories.items():
         stat = _stat(path)
-        if (str(stat.st_mtime_ns) if stat is not None else "") != state:
-            return False
-        if path in manifest.digests and _listing_digest(path) != manifest.digests[path]:
-            return False
-    return True
+        if (str(stat.st_mtime_ns) if stat is not None else "") == state:
+            if path not in manifest.digests or _listing_digest(path) == manifest.digests[path]:
+                continue
+        elif path in manifest.digests and stat is not None and state and _listing_digest(path) == manifest.digests[path]:
+            continue
+        return None
+    changed = []
+    for path, state in manifest.files.items():
+        if _file_state(_stat(path)) != state:
+            changed.append(path)
+        elif path in manifest.digests and _file_digest(path) != manifest.digests[path]:
+            changed.append(path)
+    return frozenset(changed)
 
 
 def read_manifest(path: str) -> Optional[Manifest]:
@@ -91,7 +111,8 @@ def read_manifest(path: str) -> Optional[Manifest]:
             data = json.load(handle)
         if data.get("version") != MANIFEST_VERSION:
             return None
-        return Manifest(data["key"], data["files"], data["directories"], data["digests"], tuple(data["lines"]))
+        return Manifest(data["key"], data["files"], data["directories"], data["digests"], tuple(data["lines"]),
+                        tuple(data["codegen_inputs"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -118,7 +139,8 @@ def write_manifest(path: str, manifest: Manifest) -> None:
 def _json(manifest: Manifest) -> str:
     return json.dumps({"version": MANIFEST_VERSION, "key": manifest.key, "files": dict(manifest.files),
                        "directories": dict(manifest.directories), "digests": dict(manifest.digests),
-                       "lines": list(manifest.lines)}, separators=(",", ":"))
+                       "lines": list(manifest.lines), "codegen_inputs": list(manifest.codegen_inputs)},
+                      separators=(",", ":"))
 
 
 def remove_manifest(path: str) -> None:

@@ -23,6 +23,7 @@ import time
 
 import SCons.Script
 
+from opgen.scons.frozen import FROZEN, frozen_groups, open_build_record
 from opgen.scons.noop import cache_directory, noop_line
 from opgen.scons.sizes import cache_dir_of
 from opgen.scons.stop import stop
@@ -54,6 +55,7 @@ class CodegenResult:
         self.steps: list = []
         self.groups = 0
         self.keys = ""  # a digest of every declared group's content key
+        self.frozen_groups: set[str] = set()  # the groups declared without a codegen step (frozen.py)
 
 
 class _PlanNodes:
@@ -181,10 +183,22 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     # `scons -c` removes what has a node: every file of every group.
     cleaning = SCons.Script.GetOption("clean")
     every_file = node_per_file or cleaning
+    freeze = node_per_file and not cleaning and frozen_groups()
+    FROZEN.generated_under(out.abspath)
     undeclared = []  # files of the groups that have no node in this build
     for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
         folded = folded_sources(files)
+        if freeze and plan.is_current(job, section):
+            # Only codegen inputs changed, and not this group's key: its files stay as they are.
+            result.frozen_groups.add(job.codegen.name)
+            FROZEN.add(os.path.join(out.abspath, path) for path in files)
+            if compiled is None or job.codegen.name in compiled:
+                result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
+                result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]
+            result.codegen_of[job.codegen.name] = job.codegen
+            result.key_of[job.codegen.name] = job.key
+            continue
         if cleaning:
             declared = files
         elif node_per_file:
@@ -209,6 +223,9 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
         if every_file:
             result.codegen_of[job.codegen.name] = job.codegen
             result.key_of[job.codegen.name] = job.key
+    if result.frozen_groups:
+        report(f"[opgen] only codegen inputs changed since the last build: {len(result.frozen_groups)} of "
+               f"{result.groups} {section.label} are unchanged and not walked (OPGEN_FROZEN_GROUPS=off walks them)")
     # The umbrellas depend on which files each group has, and on what else the section says they
     # render (a backend's non-native IR nodes).
     layout_key = digest(json.dumps(layout, sort_keys=True).encode())
@@ -222,6 +239,8 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     result.targets.extend(umbrellas)
     result.steps.extend(umbrellas[:1])
     if not SCons.Script.GetOption("no_exec"):
+        if undeclared:
+            open_build_record(env)
         _forget_stored(out, undeclared)
         removed = plan.remove_stale(section, layout)
         if selective and removed:

@@ -55,6 +55,7 @@ from opgen.gen.engine.layout import api_header
 from opgen.gen.layers.lazy import has_ir, runtime_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.command_signatures import same_command
+from opgen.scons.frozen import FROZEN, frozen_object
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
@@ -141,12 +142,24 @@ def _group_objects(env, codegen, obj_dir, closures, registered=None):
     the headers under each root of ``closures`` are its stamp (scan_rules.py). ``registered``: a
     selective build's groups; the others generated (declared only: their headers) are not compiled."""
     registered = None if registered is None else frozenset(registered)
-    objects = {group: [env.SharedObject(f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}", source) for source in sources]
-               for group, sources in sorted(codegen.sources_by_group.items())
-               if registered is None or group in registered}
-    for group, nodes in objects.items():
-        fold_included_sources([node for result in nodes for node in result], codegen.folded_by_group.get(group, ()))
-    every_object = [node for nodes in objects.values() for result in nodes for node in result]
+    objects, compiled = {}, []
+    for group, sources in sorted(codegen.sources_by_group.items()):
+        if registered is not None and group not in registered:
+            continue
+        objects[group] = []
+        for source in sources:
+            stem = f"{obj_dir}/ops/{os.path.splitext(source.name)[0]}"
+            # A frozen group's object, when nothing it was built from may change (frozen.py).
+            node = frozen_object(env, env.subst(f"{stem}$SHOBJSUFFIX"), source) \
+                if group in codegen.frozen_groups else None
+            if node is not None:
+                objects[group].append([node])
+            else:
+                objects[group].append(env.SharedObject(stem, source))
+                compiled.append((group, objects[group][-1]))
+    for group, result in compiled:
+        fold_included_sources(list(result), codegen.folded_by_group.get(group, ()))
+    every_object = [node for _, result in compiled for node in result]
     fold_header_closures(every_object, closures)
     same_command(every_object, f"group units in {obj_dir}")
     return objects
@@ -343,6 +356,7 @@ def _backend_library(env, name, backend_yaml=None, kernels=(), yaml=None, tags=N
     standin = None
     if mode == "stub" and not _nodes(env, kernels) and has_ir(backend):
         standin = env.OpgenStandinIrRuntime(f"{obj_dir}/standin/{runtime_header(backend)}", backend)
+        FROZEN.generated_under(env.Dir(f"{obj_dir}/standin").abspath)  # made from the backend yaml
     envs = _library_env(env, runtime, gen_dir, obj_dir, precompiled_header, cuda_arch,
                         include_first=[f"{obj_dir}/standin"] if standin else [])
     closures = _closures(envs[ObjectKind.GENERATED], obj_dir)

@@ -17,6 +17,13 @@ difference, or OPGEN_NOOP_SHORTCUT=off, and the SConscripts are read as always. 
 not end as the manifest says (one that fails, or is interrupted) has removed it first. Runs
 that are not "build these targets" (-c, -n, -q, -h, --interactive, --tree, --debug, ...) never
 take the shortcut and write no manifest; neither does a graph with an AlwaysBuild node.
+
+When the only files that changed are codegen inputs (``input_file``: the operator yaml,
+tags.yaml, derivatives.yaml), the SConscripts are read, but ``frozen_groups()`` says so: the
+codegen declares no step for a group the plan finds current, and the library declares such a
+group's object as a file that stays as it is unless it depends on a file that may change
+(opgen/scons/frozen.py). Everything else the graph holds was proved unchanged by the manifest.
+``OPGEN_FROZEN_GROUPS=off`` declares every group's steps as always.
 """
 import atexit
 import os
@@ -28,7 +35,7 @@ import SCons.Node.Alias
 import SCons.Node.FS
 import SCons.Script
 
-from opgen.build_manifest import invocation_key, read_manifest, remove_manifest, snapshot, unchanged, write_manifest
+from opgen.build_manifest import changed_files, invocation_key, read_manifest, remove_manifest, snapshot, write_manifest
 from opgen.scons.toolset.build_output import build_target_nodes
 from opgen.scons.toolset.cuda_probes import gpu_set
 from opgen.scons.toolset.messages import report
@@ -36,6 +43,7 @@ from opgen.scons.toolset.messages import report
 # Beside .sconsign.dblite, SCons' own record: a failed build leaves build/ as it was.
 MANIFEST = ".sconsign.noop.json"
 SWITCH = "OPGEN_NOOP_SHORTCUT"
+FROZEN_SWITCH = "OPGEN_FROZEN_GROUPS"
 # Options of runs that are not "build these targets", or that build elsewhere: no shortcut.
 NOT_A_BUILD = ("-c", "--clean", "--remove", "-n", "--no-exec", "--just-print", "--dry-run", "--recon", "-q",
                "--question", "-h", "-H", "--help", "--interactive", "--tree", "--debug", "--profile", "-u", "-U",
@@ -54,6 +62,10 @@ _read_files: set[str] = set()
 _NOT_INPUTS = ("/proc/", "/sys/", "/dev/")
 _cache_directories: set[str] = set()
 _read_files_open = [False]  # whether the hook records (an audit hook cannot be removed once added)
+_codegen_inputs: set[str] = set()
+# The last build's manifest when only codegen inputs changed since: this run freezes what the
+# plan proves unchanged, and its manifest keeps the files the frozen parts hold.
+_frozen_since: list = [None]
 
 
 def cache_directory(path) -> None:
@@ -64,9 +76,18 @@ def cache_directory(path) -> None:
 
 
 def input_file(*paths) -> None:
-    """Files the SConscripts read through a cache that validates them by their stat alone (the
-    operator yaml's parse cache, derivatives.yaml's), which the audit hook never sees opened."""
-    _read_files.update(os.path.abspath(path) for path in paths if path)
+    """Codegen inputs: files the SConscripts read through a cache that validates them by their
+    stat alone (the operator yaml's parse cache, derivatives.yaml's), which the audit hook never
+    sees opened, and that reach the graph only through the codegen plan."""
+    found = {os.path.abspath(path) for path in paths if path}
+    _read_files.update(found)
+    _codegen_inputs.update(found)
+
+
+def frozen_groups() -> bool:
+    """Whether only codegen inputs changed since the last successful build of this command: the
+    groups the plan finds current, and the objects of their units, may be declared frozen."""
+    return _frozen_since[0] is not None
 
 
 def _audit(event, args) -> None:
@@ -91,9 +112,14 @@ def noop_line(line: str) -> None:
     _noop_lines.insert(0, line)
 
 
+# Options that only report on a build: a run with them is a build like any other (the edit
+# benchmark times its steps with --debug=time).
+REPORTING_ONLY = ("--debug=time",)
+
+
 def _plain(argv) -> bool:
     return not any(arg == option or arg.startswith(option + "=") or (len(option) == 2 and arg.startswith(option))
-                   for arg in argv if arg.startswith("-") for option in NOT_A_BUILD)
+                   for arg in argv if arg.startswith("-") and arg not in REPORTING_ONLY for option in NOT_A_BUILD)
 
 
 def _key(argv) -> str:
@@ -118,7 +144,11 @@ def skip_if_unchanged() -> None:
     argv, path = sys.argv[1:], _manifest_path()
     if os.environ.get(SWITCH, "").lower() != "off" and _plain(argv):
         found = read_manifest(path)
-        if found is not None and unchanged(found, _key(argv)):
+        changed = changed_files(found, _key(argv)) if found is not None else None
+        if changed is not None and changed and changed <= set(found.codegen_inputs) \
+                and os.environ.get(FROZEN_SWITCH, "").lower() != "off":
+            _frozen_since[0] = found
+        if changed == frozenset():
             quiet = "-Q" in argv
             lines = ([] if quiet else ["scons: done reading SConscript files.", "scons: Building targets ..."])
             lines += [line for line in found.lines if line.startswith("scons: ")]
@@ -156,10 +186,15 @@ def _record() -> None:
         files |= {os.path.abspath(str(node.srcnode())) for node in SCons.Node.SConscriptNodes}
         files |= {path for path in _read_files if not path.startswith(tuple(_cache_directories))}
         files |= _loaded_modules() | _package_files(_OPGEN_PACKAGE) | _sconsign_files()
+        previous = _frozen_since[0]
+        if previous is not None:
+            # The frozen groups' files and objects were no nodes this time; they are still the
+            # build's. What a removed group had is gone.
+            files |= {path for path in previous.files if os.path.exists(path)}
         directories |= {os.path.dirname(path) for path in files}
         directories |= {d for d in os.environ.get("PATH", "").split(os.pathsep) + sys.path if d and os.path.isdir(d)}
         lines = [f"scons: `{target}' is up to date." for target in SCons.Script.BUILD_TARGETS] + _noop_lines
-        write_manifest(_manifest_path(), snapshot(_key(argv), files, directories, lines))
+        write_manifest(_manifest_path(), snapshot(_key(argv), files, directories, lines, _codegen_inputs))
     except Exception as exc:  # the shortcut is an optimisation: never fail a build that succeeded over it
         remove_manifest(_manifest_path())
         report(f"[opgen] warning: no no-op manifest written ({type(exc).__name__}: {exc})")

@@ -36,6 +36,7 @@ from scons_helpers import GEN, ok, scons
 # The one object built from code that calls operators as methods (api/tensor.h includes every
 # group's methods): any edit that touches a method recompiles it, and nothing else may.
 UMBRELLA_CONSUMERS = {"build/obj/tests/test_tensor_methods.o"}
+FROZEN_LINE = "[opgen] only codegen inputs changed since the last build"
 UMBRELLA_HEADERS = {"Functions.h", "MetaFunctions.h", "MethodOperators.h", "NativeFunctions.h", "Operators.h",
                     "TensorMethods.h"}
 
@@ -69,6 +70,9 @@ def _edited_build(built, root, edit):
     files' bytes before, the objects including the group's headers by name before, the hand-written
     files the edit touched, the build)."""
     project = copy_built(built, root)
+    # A no-op first, as in the checkout a user edits: it records the build where the copy is
+    # (opgen/scons/noop.py), so an edit of the yaml alone freezes the groups it leaves as they are.
+    ok(scons(project, target=None))
     before = {p: data for p, (data, _) in snapshot(project / GEN).items()}
     graph_before = IncludeGraph(str(project))
     by_name_before = graph_before.objects_including_by_name(_headers_by_name(project, edit.group))
@@ -122,6 +126,8 @@ def test_one_operator_edit_recompiles_only_what_depends_on_it(built, edited_buil
     else:
         assert build.regenerated[0] >= 1 and edit.group in build.regenerated_names
         assert bool(build.compiled) == edit.changes_code and bool(changed_gen) == edit.changes_code
+    # Frozen groups (opgen/scons/frozen.py): an edit of the yaml alone walks the changed groups only.
+    assert (FROZEN_LINE in build.output) == (not edit.sources), build.output[-3000:]
     if edit.has_method and edit.changes_code and edit.name not in ("reordered_and_commented", "kernel_renamed"):
         assert UMBRELLA_CONSUMERS <= build.compiled  # a method changed: the method test object recompiles
 
