@@ -8,9 +8,9 @@ command (noop.frozen_groups), the graph can say what it already knows:
 
 - a group the plan finds current (its key recorded, its files present) gets no codegen step:
   its files are plain files (codegen.py);
-- its unit's object is declared as the file it is, with no builder, when the .sconsign records it
-  built from that unit and none of its recorded dependencies is a generated file that may
-  change this run: a file of a group whose key changed, an umbrella header, a backend's stand-in
+- its unit's object, and a hand-written kernel's, is declared as the file it is, with no
+  builder, when the .sconsign records it built from that source and none of its recorded
+  dependencies is a generated file that may change this run: a file of a group whose key changed, an umbrella header, a backend's stand-in
   header (``frozen_object``). Everything else it depends on (the runtime's headers, the
   precompiled header, the compiler) is a file the manifest proved unchanged, or made from them
   only.
@@ -55,7 +55,7 @@ FROZEN = FrozenFiles()
 
 
 def frozen_object(env, object_path: str, source, frozen: FrozenFiles = FROZEN):
-    """The object at ``object_path`` as a plain file node, when the .sconsign records it built
+    """The shared object at ``object_path`` as a plain file node, when the .sconsign records it built
     from ``source`` and every dependency it recorded is unchanged this run; otherwise None (the
     caller declares its compile as always)."""
     node = env.File(object_path)
@@ -64,20 +64,24 @@ def frozen_object(env, object_path: str, source, frozen: FrozenFiles = FROZEN):
     open_build_record(env)
     binfo = getattr(node.get_stored_info(), "binfo", None)
     sources = getattr(binfo, "bsources", None)
-    top = env.Dir("#").abspath
-    if not sources or len(sources) != 1 or _absolute(top, sources[0]) != source.abspath:
+    top = os.path.join(env.Dir("#").abspath, "")
+    # A source in a variant directory (duplicate=0) is recorded by its path in the source tree.
+    if not sources or len(sources) != 1 or _absolute(top, sources[0]) not in (source.abspath, source.srcnode().abspath):
         return None
     for dependency in (*getattr(binfo, "bdepends", ()), *getattr(binfo, "bimplicit", ())):
         if not frozen.unchanged(_absolute(top, dependency)):
             return None
+    node.attributes.shared = 1  # what SCons' shared-object emitter marks: a shared library takes it
     return node
 
 
 def _absolute(top: str, stored) -> str:
-    """A dependency as the .sconsign stores it (a path from the top directory, or absolute; a
-    node under --implicit-cache), absolute."""
+    """A dependency as the .sconsign stores it (a normalized path from the top directory ``top``,
+    which ends in a separator, or absolute; a node under --implicit-cache), absolute."""
     path = str(stored)
-    return path if os.path.isabs(path) else os.path.normpath(os.path.join(top, path))
+    if path.startswith(os.sep):
+        return path
+    return os.path.normpath(top + path) if path.startswith(os.pardir) else top + path
 
 
 def open_build_record(env) -> None:

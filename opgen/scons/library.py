@@ -55,7 +55,7 @@ from opgen.gen.engine.layout import api_header
 from opgen.gen.layers.lazy import has_ir, runtime_header
 from opgen.model.dispatch_keys import DispatchKey
 from opgen.scons.command_signatures import same_command
-from opgen.scons.frozen import FROZEN, frozen_object
+from opgen.scons.frozen import FROZEN, frozen_groups, frozen_object
 from opgen.scons.flags import DEFAULTS, ObjectKind, common_flags, for_kind
 from opgen.scons.link import archives, whole_archive_library
 from opgen.scons.missing_kernels import mode_of, runtime_library_path
@@ -192,13 +192,19 @@ def _kernel_objects(env, kernels, obj_dir):
 def _kernel_objects_by_source(env, kernels, obj_dir):
     """{the kernel's path from the project's top: [its object]}, in the order of ``kernels``."""
     objects = {}
+    freeze = frozen_groups()
+    suffix = env.subst("$SHOBJSUFFIX")
     for node in _nodes(env, kernels):
         if node is not node.srcnode():
-            objects[source_path(env, node)] = env.SharedObject(node)
-            continue
-        relative = node.srcnode().get_path(env.Dir("#"))
-        stem = os.path.splitext(relative if not relative.startswith("..") else node.name)[0]
-        objects[source_path(env, node)] = env.SharedObject(f"{obj_dir}/{stem}", node)
+            target, compile_it = os.path.splitext(node.abspath)[0], lambda: env.SharedObject(node)
+        else:
+            relative = node.srcnode().get_path(env.Dir("#"))
+            stem = os.path.splitext(relative if not relative.startswith("..") else node.name)[0]
+            target, compile_it = env.Dir(obj_dir).File(stem).abspath, lambda: env.SharedObject(f"{obj_dir}/{stem}", node)
+        # Only codegen inputs changed since the last build: a kernel none of whose dependencies
+        # may change is the object it was (frozen.py).
+        frozen = frozen_object(env, target + suffix, node) if freeze else None
+        objects[source_path(env, node)] = [frozen] if frozen is not None else compile_it()
     return objects
 
 

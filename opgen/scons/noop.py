@@ -132,7 +132,9 @@ def _key(argv) -> str:
             skip = True
         elif not (arg.startswith("-j") or arg.startswith("--jobs=")):
             kept.append(arg)
-    return invocation_key(kept, os.getcwd(), os.environ, sys.executable, sys.version, SCons.__version__, gpu_set())
+    # The frozen-groups switch changes how much the build walks, not what it builds.
+    environ = {name: value for name, value in os.environ.items() if name != FROZEN_SWITCH}
+    return invocation_key(kept, os.getcwd(), environ, sys.executable, sys.version, SCons.__version__, gpu_set())
 
 
 def _manifest_path() -> str:

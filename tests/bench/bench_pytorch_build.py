@@ -30,7 +30,10 @@ average at the start and at the end.
    counts the operators registered (opdispatch.dispatcher.op_names(); goal: every schema of the
    yaml, 3,101 for PyTorch's), the static registrations that failed, and prints
    dump_table("aten::add.Tensor")'s keys.
-3. Two one-operator edits with never-seen content, one after the other: one default value set to
+3. The timed command once, as a user's checkout after `scons` (the edits find its record and
+   freeze the groups they leave as they are: opgen/scons/frozen.py), then two one-operator edits
+   with never-seen content, one after the other, each also once more with every group walked
+   (OPGEN_FROZEN_GROUPS=off, another never-seen value: its wall and reading rows): one default value set to
    a number derived from time.time_ns(). PyTorch's: cov's `int correction` (a method variant, no
    derivatives.yaml entry) and addcmul's `Scalar value` (structured, with a backward formula:
    its derivatives.yaml `- name:` repeats the schema, so that line is edited too, as a user
@@ -613,14 +616,43 @@ def one_operator_edit(project: str, target: EditTarget, report: Report) -> tuple
     return original, edited["native_functions.yaml"]
 
 
+def walked_edit(project: str, target: EditTarget, report: Report) -> None:
+    """The same edit again (another never-seen value) with every group walked, as before frozen
+    groups (OPGEN_FROZEN_GROUPS=off): the figure they are measured against."""
+    name = f"{target.group} edit"
+    for file, text in edited_texts(project, target, fresh_value(project, target)).items():
+        rewrite_in_a_later_second(Path(project, YAML_DIR, file), text)
+    run = run_scons(project, timed=True, env={"OPGEN_FROZEN_GROUPS": "off"})
+    if run.returncode:
+        report.fail(f"{name}: rebuild, every group walked", f"scons exited {run.returncode}")
+        report.notes.append(f"{name}: rebuild output, every group walked (tail):\n" + _tail(run))
+        return
+    parts, _ = edit_parts(run)
+    report.row(f"{name}: rebuild wall s, every group walked (OPGEN_FROZEN_GROUPS=off; {len(run.compiled)} compiled)",
+               f"{run.seconds:.2f}")
+    for key in ("sconscripts", "scons"):
+        if key in parts:
+            report.row(f"{name}: {dict(PARTS)[key]}, every group walked, s", f"{parts[key]:.2f}")
+
+
 def edits(project: str, report: Report) -> tuple[str, str]:
     """Every edit target in turn (none after one whose rebuild failed); the library's linker;
     returns the first edit's operator yaml before and after (the peer's edit)."""
     first = None
+    # The timed command once before the edits, as a user's checkout after `scons`: the edits
+    # find its record (opgen/scons/noop.py) and freeze the groups they leave as they are.
+    recorded = run_scons(project, timed=True)
+    if recorded.returncode:
+        report.fail("the build before the edits", f"scons exited {recorded.returncode}")
+        report.notes.append("the build before the edits (tail):\n" + _tail(recorded))
+        return first
     for target in _targets(project):
         failed = len(report.failures)
         texts = one_operator_edit(project, target, report)
         first = first or texts
+        if len(report.failures) != failed:
+            return first
+        walked_edit(project, target, report)
         if len(report.failures) != failed:
             return first
     report.row("libopdispatch.so's linker (readelf -p .comment)", _linker(os.path.join(project, LIBRARY)))
