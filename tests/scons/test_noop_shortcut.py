@@ -6,7 +6,7 @@ import os
 import pytest
 
 from helpers import copy_built, run_scons
-from opgen.build_manifest import snapshot, unchanged
+from opgen.build_manifest import changed_files, snapshot, unchanged
 from scons_helpers import LIBRARY, ok, rewrite_in_a_later_second, scons, edit_add_default
 
 SHORTCUT = "[opgen] nothing changed since the last build"
@@ -105,3 +105,25 @@ def test_a_rewrite_within_the_same_timestamp_is_seen(tmp_path):
     assert os.stat(source).st_size == stat.st_size
     assert not unchanged(manifest, "key")
     assert not unchanged(snapshot("key", [str(source)], [], []), "another key")
+
+
+def test_the_manifest_says_which_files_changed_and_when_anything_may_have(tmp_path):
+    """changed_files: the recorded files that changed; None for another invocation or a
+    directory holding other names. A codegen input's directory keeps its listing, so a yaml
+    saved by renaming a new file over it is a changed file, not a changed directory."""
+    yaml_dir, other_dir = tmp_path / "yaml", tmp_path / "csrc"
+    yaml_dir.mkdir()
+    other_dir.mkdir()
+    yaml, source = yaml_dir / "native_functions.yaml", other_dir / "a.cpp"
+    yaml.write_text("- func: add(Tensor self) -> Tensor\n")
+    source.write_text("int a;\n")
+    manifest = snapshot("key", [str(yaml), str(source)], [str(yaml_dir), str(other_dir)], [], codegen_inputs=[str(yaml)])
+    assert changed_files(manifest, "key") == frozenset() and changed_files(manifest, "another key") is None
+    saved = yaml_dir / ".native_functions.yaml.swp"
+    saved.write_text("- func: add(Tensor self, Scalar alpha=1) -> Tensor\n")
+    os.replace(saved, yaml)
+    assert changed_files(manifest, "key") == {str(yaml)}
+    source.write_text("int b = 1;\n")
+    assert changed_files(manifest, "key") == {str(yaml), str(source)}
+    (other_dir / "b.cpp").write_text("int b;\n")  # a new name where a Glob may look
+    assert changed_files(manifest, "key") is None
