@@ -70,9 +70,11 @@ def _edited_build(built, root, edit):
     files' bytes before, the objects including the group's headers by name before, the hand-written
     files the edit touched, the build)."""
     project = copy_built(built, root)
-    # A no-op first, as in the checkout a user edits: it records the build where the copy is
-    # (opgen/scons/noop.py), so an edit of the yaml alone freezes the groups it leaves as they are.
-    ok(scons(project, target=None))
+    if not edit.sources:
+        # A no-op first, as in the checkout a user edits: it records the build where the copy is
+        # (opgen/scons/noop.py), so an edit of the yaml alone freezes the groups it leaves as they
+        # are (an edit of a kernel too walks every group whatever the record says).
+        ok(scons(project, target=None))
     before = {p: data for p, (data, _) in snapshot(project / GEN).items()}
     graph_before = IncludeGraph(str(project))
     by_name_before = graph_before.objects_including_by_name(_headers_by_name(project, edit.group))
