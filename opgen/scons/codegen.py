@@ -185,6 +185,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
     every_file = node_per_file or cleaning
     freeze = node_per_file and not cleaning and frozen_groups()
     FROZEN.generated_under(out.abspath)
+    out_prefix = os.path.join(out.abspath, "")  # the layout's paths are relative and normalized
     undeclared = []  # files of the groups that have no node in this build
     for job in _jobs_to_declare(plan, section, every_job=every_file):
         files = layout[job.name]
@@ -192,7 +193,7 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
         if freeze and plan.is_current(job, section):
             # Only codegen inputs changed, and not this group's key: its files stay as they are.
             result.frozen_groups.add(job.codegen.name)
-            FROZEN.add(os.path.join(out.abspath, path) for path in files)
+            FROZEN.add(out_prefix + path for path in files)
             if compiled is None or job.codegen.name in compiled:
                 result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
                 result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]

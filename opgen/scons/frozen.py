@@ -89,9 +89,9 @@ def open_build_record(env) -> None:
     while the SConscripts are read. SCons opens it by a path relative to the working directory
     the first time an entry is read, and while an SConscript in a subdirectory is read the working
     directory is that one: a database opened there is a new, empty one, and every target rebuilds."""
+    if SCons.SConsign.DataBase:
+        return  # open already (a process builds one tree)
     top = env.Dir("#")
-    if top in SCons.SConsign.DataBase:
-        return
     here = os.getcwd()
     os.chdir(top.abspath)
     try:
