@@ -34,8 +34,13 @@ class Rendered:
 
 def render_here(job) -> Rendered:
     """Renders the job in this process."""
+    return render_codegen(job.codegen)
+
+
+def render_codegen(codegen) -> Rendered:
+    """Renders what a job's codegen renders (a worker has the codegen, not the job)."""
     start = time.perf_counter()
-    files = job.codegen.render()
+    files = codegen.render()
     return Rendered(files, time.perf_counter() - start)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterable, Mapping, Optional, Protocol
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from ...cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
 from ...cache.memos import group_identity, memo_id, remember, remembered
@@ -60,8 +60,17 @@ class GroupJob:
         return str(self.id)
 
 
+class KeyListener(Protocol):
+    """Told of the jobs while their keys are computed (engine/early.py starts rendering them)."""
+
+    def before_keys(self, codegens: Sequence[Codegen], to_compute: int) -> None: ...  # ``to_compute``: keys no memo had
+
+    def keyed(self, job: GroupJob) -> None: ...   # each job once its key is known, in the jobs' order
+
+
 def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[OperatorGroup], Codegen],
-                 fields: Mapping[str, Mapping[str, str]], cache=None) -> list[GroupJob]:
+                 fields: Mapping[str, Mapping[str, str]], cache=None,
+                 listener: Optional[KeyListener] = None) -> list[GroupJob]:
     """A job per operator group, rendered by ``codegen_of(group)``; ``fields``: {group: the
     layers' content fields}. A group's key comes from ``cache``'s memo when its identity is there."""
     groups = model.operator_groups
@@ -70,16 +79,25 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)
-    keys, pairs = {}, {}
-    for group, inputs in zip(groups, inputs_of):
+    codegens = [codegen_of(group) for group in groups]
+    memo_keys = {}
+    for group in groups:
         identity, hit = identities[group.name], known.get(group.name)
-        keys[group.name] = hit[1] if identity is not None and hit is not None and hit[0] == identity else inputs_key(inputs())
-        if identity is not None:
-            pairs[group.name] = (identity, keys[group.name])
+        if identity is not None and hit is not None and hit[0] == identity:
+            memo_keys[group.name] = hit[1]
+    if listener is not None:
+        listener.before_keys(codegens, len(groups) - len(memo_keys))
+    jobs, pairs = [], {}
+    for group, inputs, codegen in zip(groups, inputs_of, codegens):
+        key = memo_keys.get(group.name) or inputs_key(inputs())
+        if identities[group.name] is not None:
+            pairs[group.name] = (identities[group.name], key)
+        jobs.append(GroupJob(JobId(group.name), key, codegen, inputs))
+        if listener is not None:
+            listener.keyed(jobs[-1])
     if pairs != known:
         remember(cache, memo, pairs)
-    return [GroupJob(JobId(group.name), keys[group.name], codegen_of(group), inputs)
-            for group, inputs in zip(groups, inputs_of)]
+    return jobs
 
 
 def _identities(model: Model, config: CodegenConfig, fields: Mapping[str, Mapping[str, str]]) -> dict[str, Optional[str]]:
