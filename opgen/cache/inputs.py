@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from types import MappingProxyType
