@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from ...cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
 from ...cache.memos import group_identity, memo_id, remember, remembered
+from ...collector import paused_for_resident_objects
 from ...fingerprint import digest
 from ...model.backend_yaml import BackendYaml
 from ...model.dispatch_keys import DispatchKey
@@ -88,13 +89,16 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     if listener is not None:
         listener.before_keys(codegens, len(groups) - len(memo_keys))
     jobs, pairs = [], {}
-    for group, inputs, codegen in zip(groups, inputs_of, codegens):
-        key = memo_keys.get(group.name) or inputs_key(inputs())
-        if identities[group.name] is not None:
-            pairs[group.name] = (identities[group.name], key)
-        jobs.append(GroupJob(JobId(group.name), key, codegen, inputs))
-        if listener is not None:
-            listener.keyed(jobs[-1])
+    # The inputs stay (kept for the record) as long as the jobs: ~200k objects on PyTorch's yaml
+    # that collections would only walk again and again.
+    with paused_for_resident_objects():
+        for group, inputs, codegen in zip(groups, inputs_of, codegens):
+            key = memo_keys.get(group.name) or inputs_key(inputs())
+            if identities[group.name] is not None:
+                pairs[group.name] = (identities[group.name], key)
+            jobs.append(GroupJob(JobId(group.name), key, codegen, inputs))
+            if listener is not None:
+                listener.keyed(jobs[-1])
     if pairs != known:
         remember(cache, memo, pairs)
     return jobs
