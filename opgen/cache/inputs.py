@@ -130,8 +130,13 @@ def backend_identity(backend: BackendYaml) -> str:
 
 def inputs_key(inputs: Inputs) -> str:
     """The hash of the inputs' text form (so a key does not depend on how fields are held)."""
+    return stored_key(stored_inputs(inputs))
+
+
+def stored_key(stored: Mapping[str, str]) -> str:
+    """``inputs_key`` of inputs in their text form (``stored_inputs``)."""
     chunks: list[bytes] = []
-    for name, value in sorted((str(name), value) for name, value in inputs.items()):
+    for name, value in sorted(stored.items()):
         chunks += (name.encode(), value.encode())  # digest() length-prefixes each chunk
     return digest(*chunks)
 

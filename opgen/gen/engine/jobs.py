@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
-from ...cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
+from ...cache.inputs import (Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key, stored_inputs,
+                             stored_key)
 from ...cache.memos import group_identity, memo_id, remember, remembered
 from ...collector import paused_for_resident_objects
 from ...fingerprint import digest
@@ -54,6 +55,11 @@ class GroupJob:
     key: str
     codegen: Codegen
     inputs: Callable[[], Inputs]    # the fields the key hashes, computed on demand
+    stored: Optional[Callable[[], dict[str, str]]] = None  # their text form, when the key kept it
+
+    def stored_inputs(self) -> dict[str, str]:
+        """The inputs as the cache's index records them (cache/inputs.py's ``stored_inputs``)."""
+        return self.stored() if self.stored is not None else stored_inputs(self.inputs())
 
     @property
     def name(self) -> str:
@@ -77,6 +83,7 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     groups = model.operator_groups
     # Kept once computed: a key new to its group needs them again when the run is recorded.
     inputs_of = [functools.cache(partial(group_inputs, group, model.indices, config, fields[group.name])) for group in groups]
+    stored_of = [functools.cache(partial(_stored, inputs)) for inputs in inputs_of]  # what keys and the record read
     identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)
@@ -92,16 +99,20 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     # The inputs stay (kept for the record) as long as the jobs: ~200k objects on PyTorch's yaml
     # that collections would only walk again and again.
     with paused_for_resident_objects():
-        for group, inputs, codegen in zip(groups, inputs_of, codegens):
-            key = memo_keys.get(group.name) or inputs_key(inputs())
+        for group, inputs, stored, codegen in zip(groups, inputs_of, stored_of, codegens):
+            key = memo_keys.get(group.name) or stored_key(stored())
             if identities[group.name] is not None:
                 pairs[group.name] = (identities[group.name], key)
-            jobs.append(GroupJob(JobId(group.name), key, codegen, inputs))
+            jobs.append(GroupJob(JobId(group.name), key, codegen, inputs, stored))
             if listener is not None:
                 listener.keyed(jobs[-1])
     if pairs != known:
         remember(cache, memo, pairs)
     return jobs
+
+
+def _stored(inputs: Callable[[], Inputs]) -> dict[str, str]:
+    return stored_inputs(inputs())
 
 
 def _identities(model: Model, config: CodegenConfig, fields: Mapping[str, Mapping[str, str]]) -> dict[str, Optional[str]]:
