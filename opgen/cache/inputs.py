@@ -95,7 +95,7 @@ def group_inputs(group: OperatorGroup, indices: dict[DispatchKey, BackendIndex],
                  fields: Optional[Mapping[str, str]] = None) -> Inputs:
     """Inputs of the group's in-tree files; external backends' kernels key their own files.
     ``fields``: what the generated layers add ({"autograd": digest}; gen/engine/layer.py's content_fields)."""
-    in_tree = [indices[key] for key in sorted(indices, key=lambda k: k.value) if not indices[key].external]
+    in_tree = [indices[key] for key in _by_name(tuple(indices)) if not indices[key].external]
     inputs = {group_field("group"): group.name, group_field("dispatch keys"): config.describe()}
     for f in group.functions:
         inputs.update(function_inputs(f))
@@ -103,6 +103,12 @@ def group_inputs(group: OperatorGroup, indices: dict[DispatchKey, BackendIndex],
     inputs.update({group_field(name): value for name, value in (fields or {}).items()})
     inputs.update(_source_inputs())
     return inputs
+
+
+@lru_cache(maxsize=8)
+def _by_name(keys: tuple[DispatchKey, ...]) -> tuple[DispatchKey, ...]:
+    """The dispatch keys sorted by name, once per set of indices rather than once per group."""
+    return tuple(sorted(keys, key=lambda k: k.value))
 
 
 def backend_group_inputs(group: OperatorGroup, backend: BackendYaml) -> Inputs:
