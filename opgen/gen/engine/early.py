@@ -27,7 +27,7 @@ class EarlyRenders:
         self.recorded: Mapping[str, dict] = {}
         self.workers = workers
         self.pool: Optional[RenderPool] = None
-        self.sent: set[str] = set()       # names of the jobs sent
+        self._asked: set[str] = set()     # jobs whose will_render was asked (once: it may fetch from a remote tier)
         self._pending: list[GroupJob] = []
 
     def before_keys(self, codegens: Sequence[Codegen], to_compute: int) -> None:
@@ -43,6 +43,7 @@ class EarlyRenders:
         recorded = self.recorded.get(job.name)
         if recorded and recorded.get("key") == job.key:
             return  # current in the tree, unless a file is missing: then it is produced here
+        self._asked.add(job.name)
         if not self.session.will_render(job):
             return
         self._pending.append(job)
@@ -50,11 +51,11 @@ class EarlyRenders:
             self._send(more=True)
 
     def take_pool(self, jobs: Sequence[GroupJob]) -> Optional[RenderPool]:
-        """The pool, sent those of ``jobs`` (the run's to produce) not sent yet that it will
-        render, and told none follow; None when no pool was forked."""
+        """The pool, sent the jobs still pending and those of ``jobs`` (the run's to produce) not
+        asked about yet that it will render, and told none follow; None when no pool was forked."""
         if self.pool is None:
             return None
-        self._pending += [job for job in jobs if job.name not in self.sent and self.session.will_render(job)]
+        self._pending += [job for job in jobs if job.name not in self._asked and self.session.will_render(job)]
         self._send(more=False)
         pool, self.pool = self.pool, None
         return pool
@@ -67,5 +68,4 @@ class EarlyRenders:
 
     def _send(self, more: bool) -> None:
         self.pool.send(self._pending, more=more)
-        self.sent.update(job.name for job in self._pending)
         self._pending = []
