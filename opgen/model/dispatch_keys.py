@@ -52,8 +52,8 @@ class DispatchKey(Enum):
 
     # Members are singletons compared by identity: hash them so, in C. Enum's own __hash__ is
     # Python (hash of the name), and indices and tables keyed by DispatchKey hash a key some
-    # 300k times rendering PyTorch's yaml (a fifth of rendering). Nothing generated depends on
-    # a set's order (names hash differently in every process anyway: PYTHONHASHSEED).
+    # 300k times rendering PyTorch's yaml (~0.1 us each saved). Nothing generated depends on a
+    # set's order (names hash differently in every process anyway: PYTHONHASHSEED).
     __hash__ = object.__hash__
 
     @staticmethod
