@@ -20,7 +20,6 @@ from typing import Callable, Optional
 from ..fingerprint import default_cache_dir
 from .remote import RemoteTier
 from .entry import Found
-from .inputs import stored_inputs
 from .records import BuildRecord, Production, RemoteFigures
 from .store import CodegenCache, codegen_dir
 
@@ -34,8 +33,13 @@ class Rendered:
 
 def render_here(job) -> Rendered:
     """Renders the job in this process."""
+    return render_codegen(job.codegen)
+
+
+def render_codegen(codegen) -> Rendered:
+    """Renders what a job's codegen renders (a worker has the codegen, not the job)."""
     start = time.perf_counter()
-    files = job.codegen.render()
+    files = codegen.render()
     return Rendered(files, time.perf_counter() - start)
 
 
@@ -72,7 +76,7 @@ class CacheSession:
         self.hits: list[str] = []
         self.misses: list[str] = []
         self.seconds = 0.0          # spent producing groups (rendering or materializing)
-        self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []
+        self._productions: list[tuple[Production, Callable[[], dict[str, str]]]] = []  # (production, its stored inputs)
         self._fetched_ahead: dict[str, bool] = {}  # job name -> whether will_render's fetch found it
         self._started = self._safely(lambda cache: cache.now())
         self._lock = threading.Lock()
@@ -120,7 +124,7 @@ class CacheSession:
             if data is not None and self.remote is not None:
                 self.remote.store(job.key, data)
         with self._lock:
-            self._productions.append((Production(job.name, job.key, found, remote=fetched), job.inputs))
+            self._productions.append((Production(job.name, job.key, found, remote=fetched), job.stored_inputs))
             (self.hits if found is not None else self.misses).append(job.name)
             self.seconds += seconds
         return files
@@ -162,7 +166,7 @@ class CacheSession:
             return
         newest = self._safely(lambda cache: cache.newest_input_keys()) or {}
         # Only a key the group has not recorded last needs its inputs (the costly part) computed.
-        inputs = tuple((p.group, p.key, stored_inputs(inputs())) for p, inputs in productions if newest.get(p.group) != p.key)
+        inputs = tuple((p.group, p.key, stored()) for p, stored in productions if newest.get(p.group) != p.key)
         remote = self.remote.figures() if self.remote is not None else RemoteFigures()
         record = BuildRecord(self.label, self._started or 0.0, groups, self.seconds,
                              tuple(p for p, _ in productions), inputs, remote, self.out_dir, self.run)

@@ -12,7 +12,7 @@ from ..model.loader import Model
 from .engine import jobs as engine_jobs
 from .engine import layout
 from .engine.config import CodegenConfig
-from .engine.jobs import GroupJob
+from .engine.jobs import GroupJob, KeyListener
 from .engine.layer import Layer, content_fields
 from .engine.plan import Section
 from .group import GroupCodegen
@@ -21,12 +21,13 @@ from .layers.umbrellas import render_umbrellas
 from .registry import LAYERS
 
 
-def in_tree_jobs(model: Model, config: CodegenConfig, cache=None, layers: tuple[Layer, ...] = LAYERS) -> list[GroupJob]:
+def in_tree_jobs(model: Model, config: CodegenConfig, cache=None, layers: tuple[Layer, ...] = LAYERS,
+                 listener: Optional[KeyListener] = None) -> list[GroupJob]:
     """A job per operator group, rendering ``layers``; a group's key comes from ``cache``'s memo
-    when its identity is there."""
+    when its identity is there. ``listener`` is told of the jobs as their keys are computed."""
     fields = {group.name: content_fields(layers, group, config) for group in model.operator_groups}
     return engine_jobs.in_tree_jobs(model, config, lambda group: GroupCodegen(group, model.indices, config, layers),
-                                    fields, cache)
+                                    fields, cache, listener)
 
 
 def backend_jobs(model: Model, backend: BackendYaml) -> list[GroupJob]:
@@ -35,7 +36,8 @@ def backend_jobs(model: Model, backend: BackendYaml) -> list[GroupJob]:
 
 
 def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Optional[Collection[str]] = None,
-                    layers: tuple[Layer, ...] = LAYERS, listed: Optional[Collection[str]] = None) -> Section:
+                    layers: tuple[Layer, ...] = LAYERS, listed: Optional[Collection[str]] = None,
+                    listener: Optional[KeyListener] = None) -> Section:
     """Every group's job, or only those of ``groups`` (a selective build: opgen/selection). A
     group's files and key do not depend on which other groups are built (its codegen reads the
     whole model), so a selected group's files are byte-identical to the full build's; the
@@ -44,7 +46,7 @@ def in_tree_section(model: Model, config: CodegenConfig, cache=None, groups: Opt
     deletes the files of the others."""
     render = render_umbrellas if listed is None else partial(_listed_umbrellas, frozenset(listed))
     inputs = "" if listed is None else " listed " + digest(",".join(sorted(listed)).encode())
-    return Section(None, _only(in_tree_jobs(model, config, cache, layers), groups), layout.UMBRELLAS, render, inputs)
+    return Section(None, _only(in_tree_jobs(model, config, cache, layers, listener), groups), layout.UMBRELLAS, render, inputs)
 
 
 def _listed_umbrellas(listed: frozenset[str], files_by_group):

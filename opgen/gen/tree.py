@@ -6,6 +6,7 @@ their bytes change; umbrellas follow the groups; files of groups that disappeare
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional
 
 from ..cache.remote import RemoteTier
@@ -14,7 +15,8 @@ from ..model.backend_yaml import BackendYaml
 from ..model.loader import Model
 from .engine.config import CodegenConfig
 from .engine.layer import Layer
-from .engine.plan import CodegenPlan, Report
+from .engine.early import EarlyRenders
+from .engine.plan import CodegenPlan, Report, recorded_state
 from .engine.render import compiled_templates_dir, keep_compiled_templates
 from .sections import backend_section, in_tree_section
 from .registry import LAYERS
@@ -32,13 +34,19 @@ def generate_tree(model: Model, out_dir: str, config: CodegenConfig = CodegenCon
     session = CacheSession(open_codegen_cache(cache_dir), "opgen generate", remote)
     if session.cache is not None:
         keep_compiled_templates(compiled_templates_dir(session.cache.root))
-    sections = [in_tree_section(model, config, session.cache, layers=layers)]
-    if backend is not None:
-        sections.append(backend_section(model, backend))
-    plan = CodegenPlan(out_dir, sections, session)
-    for section in sections:
-        plan.produce_all([job for job in section.jobs if not plan.is_current(job, section)], workers)
-        files = plan.layout(section)
-        plan.write_umbrellas(section, files)
-        plan.remove_stale(section, files)
+    # The in-tree groups start rendering while their keys are computed (engine/early.py).
+    early = EarlyRenders(session, partial(recorded_state, out_dir), workers)
+    try:
+        sections = [in_tree_section(model, config, session.cache, layers=layers, listener=early)]
+        if backend is not None:
+            sections.append(backend_section(model, backend))
+        plan = CodegenPlan(out_dir, sections, session)
+        for section in sections:
+            plan.produce_all([job for job in section.jobs if not plan.is_current(job, section)], workers,
+                             early if section is sections[0] else None)
+            files = plan.layout(section)
+            plan.write_umbrellas(section, files)
+            plan.remove_stale(section, files)
+    finally:
+        early.close()
     return plan.finish()

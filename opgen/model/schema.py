@@ -313,6 +313,9 @@ class BaseOperatorName:
         return f"{self.base}{'_functional' if self.functional_overload else ''}{'_' if self.inplace else ''}"
 
 
+_HASH = "_hash"
+
+
 @dataclass(frozen=True, order=True)
 class OperatorName:
     name: BaseOperatorName
@@ -330,6 +333,19 @@ class OperatorName:
 
     def __str__(self) -> str:
         return f"{self.name}.{self.overload_name}" if self.overload_name else str(self.name)
+
+    # Hashed once: every kernel index and table is keyed by OperatorName (~250k lookups in a cold
+    # run on PyTorch's yaml), and the generated hash walks two dataclasses in Python each time.
+    # Kept out of pickles (__getstate__): a string's hash differs in every process.
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__[_HASH]
+        except KeyError:
+            value = self.__dict__[_HASH] = hash((self.name, self.overload_name))
+            return value
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != _HASH}
 
     def with_overload(self, overload: str) -> "OperatorName":
         return OperatorName(self.name, overload)

@@ -40,7 +40,7 @@ class BaseType:
     name: BaseTy
 
     def __str__(self) -> str:
-        return self.name.value
+        return self.name._value_  # not .value, a property in Python: schemas print ~80k types per run
 
     def is_tensor_like(self) -> bool:
         return self.name is BaseTy.Tensor

@@ -125,7 +125,7 @@ class _Workers:
             self.pool.close()  # joins its threads: the process has one thread again
             self.pool = None
         if worth_a_pool(uncached, workers):
-            self.pool = RenderPool([job for _, jobs in self.plans for job in jobs], min(workers, uncached))
+            self.pool = RenderPool([job.codegen for _, jobs in self.plans for job in jobs], min(workers, uncached))
 
     def renderer(self):
         """What renders a job in an action: the workers (the first call sends them the jobs), or this process."""

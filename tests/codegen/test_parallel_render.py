@@ -2,8 +2,10 @@
 (gen/engine/workers.py): the trees, the state files and the reports are those of `-j 1`, a
 render's error reaches the caller as it does serially, no worker outlives the run, and a run
 with little to render forks nothing. Counts and bytes, never times."""
+import collections
 import multiprocessing
 import os
+import re
 
 import pytest
 
@@ -133,6 +135,24 @@ def test_what_the_cache_holds_is_not_rendered_and_forks_nothing(tmp_path, monkey
     assert generate_in_process(tmp_path / "warm", "-j", "2") == 0
     assert not forks and "hits, 0 rendered" in capsys.readouterr().out
     assert contents(tmp_path / "warm") == contents(tmp_path / "cold")
+
+
+def test_a_cold_run_sends_each_group_to_the_workers_once(tmp_path, monkeypatch, capsys, forks):
+    """Forked before the keys, the workers get each group as its key is known (engine/early.py),
+    then the rest when production starts: every group once, none twice."""
+    sent = collections.Counter()
+    send = workers.RenderPool.send
+
+    def counting_send(pool, jobs, more=False):
+        sent.update(job.name for job in jobs)
+        return send(pool, jobs, more)
+
+    monkeypatch.setattr(workers.RenderPool, "send", counting_send)
+    monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    assert generate_in_process(tmp_path / "out", "-j", "2") == 0  # 90 groups: over the default threshold
+    groups = int(re.search(r"regenerated (\d+)/", capsys.readouterr().out)[1])
+    assert forks and len(sent) == groups and set(sent.values()) == {1}
+    assert_no_child_is_left(forks)
 
 
 def test_a_few_groups_to_render_fork_nothing(tmp_path, monkeypatch, forks):

@@ -13,12 +13,15 @@ key (its content fields) are given (gen/sections.py builds them from the registr
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterable, Mapping, Optional, Protocol
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
-from ...cache.inputs import Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key
+from ...cache.inputs import (Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key, stored_inputs,
+                             stored_key)
 from ...cache.memos import group_identity, memo_id, remember, remembered
 from ...fingerprint import digest
 from ...model.backend_yaml import BackendYaml
@@ -53,6 +56,11 @@ class GroupJob:
     key: str
     codegen: Codegen
     inputs: Callable[[], Inputs]    # the fields the key hashes, computed on demand
+    stored: Optional[Callable[[], dict[str, str]]] = None  # their text form, when the key kept it
+
+    def stored_inputs(self) -> dict[str, str]:
+        """The inputs as the cache's index records them (cache/inputs.py's ``stored_inputs``)."""
+        return self.stored() if self.stored is not None else stored_inputs(self.inputs())
 
     @property
     def name(self) -> str:
@@ -60,26 +68,66 @@ class GroupJob:
         return str(self.id)
 
 
+class KeyListener(Protocol):
+    """Told of the jobs while their keys are computed (engine/early.py starts rendering them)."""
+
+    def before_keys(self, codegens: Sequence[Codegen], to_compute: int) -> None: ...  # ``to_compute``: keys no memo had
+
+    def keyed(self, job: GroupJob) -> None: ...   # each job once its key is known, in the jobs' order
+
+
 def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[OperatorGroup], Codegen],
-                 fields: Mapping[str, Mapping[str, str]], cache=None) -> list[GroupJob]:
+                 fields: Mapping[str, Mapping[str, str]], cache=None,
+                 listener: Optional[KeyListener] = None) -> list[GroupJob]:
     """A job per operator group, rendered by ``codegen_of(group)``; ``fields``: {group: the
     layers' content fields}. A group's key comes from ``cache``'s memo when its identity is there."""
     groups = model.operator_groups
     # Kept once computed: a key new to its group needs them again when the run is recorded.
     inputs_of = [functools.cache(partial(group_inputs, group, model.indices, config, fields[group.name])) for group in groups]
+    stored_of = [functools.cache(partial(_stored, inputs)) for inputs in inputs_of]  # what keys and the record read
     identities = _identities(model, config, fields)
     memo = memo_id(model.source, config.describe()) if cache is not None and model.entry_digests else None
     known = remembered(cache, memo)
-    keys, pairs = {}, {}
-    for group, inputs in zip(groups, inputs_of):
+    codegens = [codegen_of(group) for group in groups]
+    memo_keys = {}
+    for group in groups:
         identity, hit = identities[group.name], known.get(group.name)
-        keys[group.name] = hit[1] if identity is not None and hit is not None and hit[0] == identity else inputs_key(inputs())
-        if identity is not None:
-            pairs[group.name] = (identity, keys[group.name])
+        if identity is not None and hit is not None and hit[0] == identity:
+            memo_keys[group.name] = hit[1]
+    if listener is not None:
+        listener.before_keys(codegens, len(groups) - len(memo_keys))
+    jobs, pairs = [], {}
+    # The inputs stay (kept for the record) as long as the jobs: ~200k objects on PyTorch's yaml
+    # that collections would only walk again and again.
+    with _no_collection():
+        for group, inputs, stored, codegen in zip(groups, inputs_of, stored_of, codegens):
+            key = memo_keys.get(group.name) or stored_key(stored())
+            if identities[group.name] is not None:
+                pairs[group.name] = (identities[group.name], key)
+            jobs.append(GroupJob(JobId(group.name), key, codegen, inputs, stored))
+            if listener is not None:
+                listener.keyed(jobs[-1])
     if pairs != known:
         remember(cache, memo, pairs)
-    return [GroupJob(JobId(group.name), keys[group.name], codegen_of(group), inputs)
-            for group, inputs in zip(groups, inputs_of)]
+    return jobs
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """No collection meanwhile, and what was made then out of the collector's reach afterwards
+    (opgen/collector.py does the same around the model, which the engine may not import)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _stored(inputs: Callable[[], Inputs]) -> dict[str, str]:
+    return stored_inputs(inputs())
 
 
 def _identities(model: Model, config: CodegenConfig, fields: Mapping[str, Mapping[str, str]]) -> dict[str, Optional[str]]:

@@ -22,6 +22,7 @@ from ...cache.session import CacheSession, Rendered, render_here
 from ...model.dispatch_keys import DispatchKey
 from ...writer import TreeWriter, write_if_changed
 from . import layout
+from .early import EarlyRenders
 from .jobs import GroupJob, JobId
 from .workers import render_pool, worth_a_pool
 
@@ -134,14 +135,17 @@ class CodegenPlan:
             self.report.written.extend(written)
         return written
 
-    def produce_all(self, jobs: Sequence[GroupJob], workers: int = 1) -> None:
+    def produce_all(self, jobs: Sequence[GroupJob], workers: int = 1, early: Optional[EarlyRenders] = None) -> None:
         """Produces ``jobs`` in order; the ones neither cache holds render in ``workers``
-        processes when there are enough of them (engine/workers.py), the rest here. A thread
+        processes when there are enough of them (engine/workers.py; in those ``early`` forked
+        while the keys were computed, when it did: engine/early.py), the rest here. A thread
         writes each job's files while the next is taken: a cold tree creates ~10,000 files, each
         creation a wait on the filesystem with the GIL released (docs/benchmarks.md). Writes keep
         the jobs' order, and a job that fails stops the run after the jobs before it are written."""
-        to_render = [job for job in jobs if self.session.will_render(job)] if worth_a_pool(len(jobs), workers) else []
-        pool = render_pool(to_render, workers)
+        pool = early.take_pool(jobs) if early is not None else None
+        if pool is None:
+            to_render = [job for job in jobs if self.session.will_render(job)] if worth_a_pool(len(jobs), workers) else []
+            pool = render_pool(to_render, workers)
         render = pool.render if pool is not None else render_here
         writes = []
         try:
@@ -194,6 +198,11 @@ class CodegenPlan:
         if self.session.cache is not None:
             self.report.cache_hits, self.report.cache_misses = len(self.session.hits), len(self.session.misses)
         return self.report
+
+
+def recorded_state(out_dir: str, under: str = "") -> dict[str, dict]:
+    """{job name: {"key", "files"}} of a section as the tree's state records it (empty: none)."""
+    return _read_state(os.path.join(out_dir, under, STATE_FILE))
 
 
 def _read_state(path: str) -> dict[str, dict]:

@@ -48,6 +48,10 @@ def environment() -> "jinja2.Environment":
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        # Not a stat of the template's source at each of a cold run's ~10,000 renders: a process
+        # renders with the templates it started with, as codegen_sources (cache/inputs.py)
+        # digests them once per process.
+        auto_reload=False,
     )
     env.filters["cpp_string"] = cpp_string
     return env

@@ -1,10 +1,12 @@
 """Rendering on every core: the jobs a run renders, in worker processes.
 
 Rendering is pure Python, so threads (SCons' -jN) take turns on one core. A ``RenderPool``
-forks its workers once the model and the jobs exist: each inherits them, receives job indices
-and sends back each job's files and its render's seconds, or the error the render raised,
-which ``render`` raises where the job is produced, as a serial run would. Cache lookups and
-stores, file writes, state and reports stay in the calling process (the cache is sqlite).
+forks its workers once the model and what renders each job (its ``Codegen``) exist, which is
+before the jobs' keys (``opgen generate`` sends each job as soon as its key is known,
+engine/early.py): each worker inherits them, receives indices and sends back each job's files
+and its render's seconds, or the error the render raised, which ``render`` raises where the job
+is produced, as a serial run would. Cache lookups and stores, file writes, state and reports
+stay in the calling process (the cache is sqlite).
 
 Fork copies only the thread that forks, so a pool is forked while its process has no other
 thread (the CLI; SCons while it reads the SConscripts, before its job threads start): a lock
@@ -23,8 +25,8 @@ from dataclasses import dataclass
 from multiprocessing import get_all_start_methods, get_context
 from typing import Optional, Sequence
 
-from ...cache.session import Rendered, render_here
-from .jobs import GroupJob
+from ...cache.session import Rendered, render_codegen, render_here
+from .jobs import Codegen, GroupJob
 from .render import load_templates
 
 # The fewest jobs to render that start workers: below it, forking and sending the files back
@@ -68,40 +70,42 @@ class _Failure:
 
 
 class RenderPool:
-    """``workers`` processes forked now, inheriting ``jobs``; ``send`` gives them jobs to render,
-    ``render`` gives one job's ``Rendered`` once its worker sent it back (a job not sent renders
-    here). Safe to call from several threads; ``close`` ends the workers."""
+    """``workers`` processes forked now, inheriting ``codegens`` (what renders each job that may
+    be sent); ``send`` gives them jobs to render, ``render`` gives one job's ``Rendered`` once its
+    worker sent it back (a job not sent renders here). Safe to call from several threads;
+    ``close`` ends the workers."""
 
-    def __init__(self, jobs: Sequence[GroupJob], workers: int):
+    def __init__(self, codegens: Sequence[Codegen], workers: int):
         if not _can_fork():
             raise RuntimeError("a render pool is forked only from a process with one thread")
-        # Jobs by identity: two plans of one SCons run may each have a job of the same name.
-        self._position = {id(job): index for index, job in enumerate(jobs)}
-        self._sent: dict[int, tuple[Future, int]] = {}  # id(job) -> (its chunk's future, place in it)
+        # By identity: two plans of one SCons run may each have a job of the same name.
+        self._position = {id(codegen): index for index, codegen in enumerate(codegens)}
+        self._sent: dict[int, tuple[Future, int]] = {}  # id(job's codegen) -> (its chunk's future, place in it)
         self._sending = True
         self._waiting = 0  # threads between taking a sent job and having its result
         self._lock = threading.Lock()
         load_templates()
         self._executor = ProcessPoolExecutor(workers, mp_context=get_context("fork"),
-                                             initializer=_adopt, initargs=(tuple(jobs), os.getpid()))
+                                             initializer=_adopt, initargs=(tuple(codegens), os.getpid()))
         # With fork the executor starts every worker at its first submit: make that now.
         self._executor.submit(os.getpid)
 
-    def send(self, jobs: Sequence[GroupJob]) -> None:
-        """Sends the workers the jobs to render, in this order (once). They end once every job
-        sent was picked: their memory is of no more use."""
+    def send(self, jobs: Sequence[GroupJob], more: bool = False) -> None:
+        """Sends the workers jobs to render, in this order; ``more``: others follow in a later
+        call (the last one says ``more=False``). They end once every job sent was picked: their
+        memory is of no more use."""
         with self._lock:
             for first in range(0, len(jobs), CHUNK):
                 chunk = jobs[first:first + CHUNK]
-                future = self._executor.submit(_render_chunk, [self._position[id(job)] for job in chunk])
+                future = self._executor.submit(_render_chunk, [self._position[id(job.codegen)] for job in chunk])
                 for place, job in enumerate(chunk):
-                    self._sent[id(job)] = (future, place)
-            self._sending = False
+                    self._sent[id(job.codegen)] = (future, place)
+            self._sending = more
         self._end_when_done()
 
     def render(self, job: GroupJob) -> Rendered:
         with self._lock:
-            sent = self._sent.pop(id(job), None)
+            sent = self._sent.pop(id(job.codegen), None)
             self._waiting += sent is not None
         if sent is None:
             return render_here(job)
@@ -133,7 +137,7 @@ def render_pool(jobs: Sequence[GroupJob], workers: int) -> Optional[RenderPool]:
     """A pool rendering ``jobs`` when that pays (``worth_a_pool``), else None."""
     if not worth_a_pool(len(jobs), workers):
         return None
-    pool = RenderPool(jobs, min(workers, len(jobs)))
+    pool = RenderPool([job.codegen for job in jobs], min(workers, len(jobs)))
     pool.send(jobs)
     return pool
 
@@ -147,14 +151,14 @@ def _can_fork() -> bool:
 
 # ----- in a worker -----
 
-_jobs: tuple[GroupJob, ...] = ()
+_codegens: tuple[Codegen, ...] = ()
 
 
-def _adopt(jobs: tuple[GroupJob, ...], parent: int) -> None:
-    """A worker's start: the jobs come with the fork (nothing is pickled); Ctrl-C is the
-    parent's to handle, which ends the workers; a parent killed outright (SIGKILL) ends them too."""
-    global _jobs
-    _jobs = jobs
+def _adopt(codegens: tuple[Codegen, ...], parent: int) -> None:
+    """A worker's start: what renders the jobs comes with the fork (nothing is pickled); Ctrl-C
+    is the parent's to handle, which ends the workers; a parent killed outright (SIGKILL) ends them too."""
+    global _codegens
+    _codegens = codegens
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_parent(parent)
 
@@ -179,7 +183,7 @@ def _render_chunk(positions: list[int]) -> list:
     outcomes = []
     for position in positions:
         try:
-            outcomes.append(render_here(_jobs[position]))
+            outcomes.append(render_codegen(_codegens[position]))
         except Exception as error:  # raised in the caller when it produces this job
             outcomes.append(_Failure(error, traceback.format_exc()))
     return outcomes

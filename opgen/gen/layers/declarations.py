@@ -112,10 +112,15 @@ def inverse_declaration(view: NativeFunction, self_name: str, use: Use) -> Decla
 
 def in_tree_kernels(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> Iterator[tuple[DispatchKey, BackendMetadata]]:
     """(key, metadata) of f's in-tree kernels (op::native), whatever keys this build compiles."""
-    for key in sorted(indices, key=lambda k: k.value):
-        meta = indices[key].get(f.func.name)
-        if meta is not None and key in IN_TREE_KEYS and meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE:
+    for key in _IN_TREE_BY_NAME:
+        index = indices.get(key)
+        meta = index.get(f.func.name) if index is not None else None
+        if meta is not None and meta.cpp_namespace == DEFAULT_KERNEL_NAMESPACE:
             yield key, meta
+
+
+# The in-tree keys by name, sorted once (in_tree_kernels runs for every function of every group).
+_IN_TREE_BY_NAME = tuple(sorted(IN_TREE_KEYS, key=lambda k: k.value))
 
 
 def group_declarations(relations: GroupRelations, indices: dict[DispatchKey, BackendIndex]) -> list[Declaration]:
