@@ -38,6 +38,7 @@ class Manifest:
     directories: Mapping[str, str]    # path -> "mtime_ns" ("" when missing)
     digests: Mapping[str, str]        # racy files and directories -> digest of their bytes or listing
     lines: tuple[str, ...]            # what a no-op prints (SCons' "is up to date", opgen's reports)
+    listings: Mapping[str, str] = dataclasses.field(default_factory=dict)  # directory -> digest of its names
     # The files that reach the graph only through the codegen plan (the operator yaml, tags.yaml,
     # derivatives.yaml): when nothing else changed, the next build may freeze what the plan proves
     # unchanged (opgen/scons/noop.py, frozen_groups).
@@ -56,13 +57,12 @@ def invocation_key(argv: Iterable[str], cwd: str, environ: Mapping[str, str], *e
 
 def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: Iterable[str],
              codegen_inputs: Iterable[str] = ()) -> Manifest:
-    """The files' and directories' states now (paths as given). The directories of
-    ``codegen_inputs`` keep their listing too: an editor that saves by renaming a new file over
-    the old one changes the directory's mtime, not its names."""
+    """The files' and directories' states now (paths as given). A directory keeps its listing
+    too: an editor that saves by renaming a new file over the old one, or Python writing bytecode
+    beside a module, changes the directory's mtime, not the names a build can find there."""
     now = time.time_ns()
     codegen_inputs = tuple(sorted(set(codegen_inputs)))
-    listed = {os.path.dirname(path) for path in codegen_inputs}
-    file_states, directory_states, digests = {}, {}, {}
+    file_states, directory_states, digests, listings = {}, {}, {}, {}
     for path in sorted(set(files)):
         stat = _stat(path)
         file_states[path] = _file_state(stat)
@@ -71,9 +71,11 @@ def snapshot(key: str, files: Iterable[str], directories: Iterable[str], lines: 
     for path in sorted(set(directories)):
         stat = _stat(path)
         directory_states[path] = str(stat.st_mtime_ns) if stat is not None else ""
-        if stat is not None and (stat.st_mtime_ns >= now - RACY_NS or path in listed):
-            digests[path] = _listing_digest(path)
-    return Manifest(key, file_states, directory_states, digests, tuple(lines), codegen_inputs)
+        if stat is not None:
+            listings[path] = _listing_digest(path)
+            if stat.st_mtime_ns >= now - RACY_NS:
+                digests[path] = listings[path]
+    return Manifest(key, file_states, directory_states, digests, tuple(lines), listings, codegen_inputs)
 
 
 def unchanged(manifest: Manifest, key: str) -> bool:
@@ -93,7 +95,7 @@ def changed_files(manifest: Manifest, key: str) -> Optional[frozenset]:
         if (str(stat.st_mtime_ns) if stat is not None else "") == state:
             if path not in manifest.digests or _listing_digest(path) == manifest.digests[path]:
                 continue
-        elif path in manifest.digests and stat is not None and state and _listing_digest(path) == manifest.digests[path]:
+        elif stat is not None and state and _listing_digest(path) == manifest.listings.get(path):
             continue
         return None
     changed = []
@@ -112,7 +114,7 @@ def read_manifest(path: str) -> Optional[Manifest]:
         if data.get("version") != MANIFEST_VERSION:
             return None
         return Manifest(data["key"], data["files"], data["directories"], data["digests"], tuple(data["lines"]),
-                        tuple(data["codegen_inputs"]))
+                        data["listings"], tuple(data["codegen_inputs"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -130,16 +132,19 @@ def write_manifest(path: str, manifest: Manifest) -> None:
         # (which changes no directory). Torn, it reads as no manifest.
         stat = os.stat(directory)
         directories = {**manifest.directories, directory: str(stat.st_mtime_ns)}
-        digests = {**manifest.digests, directory: _listing_digest(directory)} if directory in manifest.digests else manifest.digests
+        listing = _listing_digest(directory)
+        digests = {**manifest.digests, directory: listing} if directory in manifest.digests else manifest.digests
+        listings = {**manifest.listings, directory: listing}
         with open(path, "r+", encoding="utf-8") as handle:
-            handle.write(_json(dataclasses.replace(manifest, directories=directories, digests=digests)))
+            handle.write(_json(dataclasses.replace(manifest, directories=directories, digests=digests, listings=listings)))
             handle.truncate()
 
 
 def _json(manifest: Manifest) -> str:
     return json.dumps({"version": MANIFEST_VERSION, "key": manifest.key, "files": dict(manifest.files),
                        "directories": dict(manifest.directories), "digests": dict(manifest.digests),
-                       "lines": list(manifest.lines), "codegen_inputs": list(manifest.codegen_inputs)},
+                       "lines": list(manifest.lines), "listings": dict(manifest.listings),
+                       "codegen_inputs": list(manifest.codegen_inputs)},
                       separators=(",", ":"))
 
 
@@ -173,8 +178,10 @@ def _file_digest(path: str) -> str:
 
 
 def _listing_digest(path: str) -> str:
+    """The digest of the names in a directory, but Python's bytecode cache (a directory no
+    build looks into, made by the first import from a built tree)."""
     try:
-        names = sorted(os.listdir(path))
+        names = sorted(name for name in os.listdir(path) if name != "__pycache__")
     except OSError:
         return ""
     return xxhash.xxh3_128("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()

@@ -255,7 +255,9 @@ def run_scons(project: str, *, maxrss: bool = False, timed: bool = False, extra:
     for wanted, variable, name in ((maxrss, "OPGEN_BENCH_MAXRSS", "bench-scons-maxrss.txt"),
                                    (timed, "OPGEN_BENCH_CLOCK", "bench-scons-clock.json")):
         if wanted:
-            files[variable] = env[variable] = os.path.join(project, name)
+            # Beside the project, not in it: written after the build's record (opgen/scons/noop.py),
+            # a file new in the project's directory would make the next build read everything.
+            files[variable] = env[variable] = os.path.join(os.path.dirname(os.path.abspath(project)), name)
             if os.path.exists(files[variable]):
                 os.unlink(files[variable])
     argv = ([sys.executable] + (["-c", SCONS_WRAPPER] if files else ["-m", "SCons"]) + list(BUILD_OPTIONS)

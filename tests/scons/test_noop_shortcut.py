@@ -2,6 +2,9 @@
 with nothing changed ends before the SConscripts are read; every kind of change a user makes
 reads them again and builds what SCons would."""
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -127,3 +130,16 @@ def test_the_manifest_says_which_files_changed_and_when_anything_may_have(tmp_pa
     assert changed_files(manifest, "key") == {str(yaml), str(source)}
     (other_dir / "b.cpp").write_text("int b;\n")  # a new name where a Glob may look
     assert changed_files(manifest, "key") is None
+
+
+def test_importing_the_built_package_keeps_the_shortcut(project):
+    """The first import from the built tree writes Python's bytecode cache beside the package:
+    a directory whose mtime changed but whose names a build can find did not."""
+    cache = project / "build" / "python" / "opdispatch" / "__pycache__"
+    shutil.rmtree(cache, ignore_errors=True)
+    ok(scons(project, target=None))  # every default target (the package too), recorded without it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(project / "build" / "python")
+    subprocess.run([sys.executable, "-c", "import opdispatch"], cwd=project, env=env, check=True, timeout=120)
+    assert cache.is_dir()
+    assert shortcut(ok(scons(project, target=None)))
