@@ -12,6 +12,7 @@ import pytest
 
 from helpers import DROPPED_ENV, PROJECT_BUILD, REPO_ROOT, copy_built, run_scons, scons_env
 from plugin_venvs import make_venv
+from worker_share import made_once
 
 DOWNSTREAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "downstream")
 # The checkout must not leak into the venv's processes: only what was installed counts.
