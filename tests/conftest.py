@@ -19,6 +19,7 @@ for _path in (REPO_ROOT, TESTS_DIR):  # plain `pytest` as well as `python -m pyt
 
 from helpers import PROJECT_BUILD, copy_built, copy_project, run_scons  # noqa: E402
 from quick_tier import is_quick  # noqa: E402
+from worker_share import made_once, set_worker  # noqa: E402
 
 # The suite never writes into the checkout's cache/ (it once left 2,033 entries of PyTorch's groups
 # in the user's `opgen cache ls`): every in-process call and subprocess that names no cache of its
@@ -33,6 +34,14 @@ def pytest_unconfigure(config):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "quick: the tier run after each edit (-m quick; tests/quick_tier.py)")
+    set_worker(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """The parallel run's split (tests/parallel_schedule.py); xdist is imported only when it runs."""
+    from parallel_schedule import RoomOrFileScheduling
+    return RoomOrFileScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -89,23 +98,28 @@ def largest_yaml() -> str:
 
 @pytest.fixture(scope="session")
 def built_project(tmp_path_factory) -> BuiltProject:
-    """A copy of the project with every default target built (PROJECT_BUILD), once per session for
-    the SCons and remote rooms, and the CompletedProcess of that first build. Read it, never edit
-    it: a test that edits takes its own copy (helpers.copy_built), which SCons finds up to date."""
-    root = copy_project(tmp_path_factory.mktemp("built-project"))
-    first = run_scons(root, *PROJECT_BUILD)
-    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
-    return BuiltProject(root, first)
+    """A copy of the project with every default target built (PROJECT_BUILD), once per run for
+    the SCons and remote rooms (made_once: one build shared by the parallel workers), and the
+    CompletedProcess of that first build. Read it, never edit it: a test that edits takes its own
+    copy (helpers.copy_built), which SCons finds up to date."""
+    def make(directory):
+        root = copy_project(directory)
+        first = run_scons(root, *PROJECT_BUILD)
+        assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+        return root, first
+    return BuiltProject(*made_once(tmp_path_factory, "built-project", make))
 
 
 def _with_backend(built_project, tmp_path_factory, backend) -> BuiltProject:
     """A copy of built_project with ``backend``'s library built on top (--verbose, as the SCons
-    tests' builds), and that build; read it, never edit it (copy it: helpers.copy_built)."""
-    root = copy_built(built_project.root, tmp_path_factory.mktemp(f"built-{backend}-project") / "project")
-    first = run_scons(root, *PROJECT_BUILD, "--verbose", f"--backend={backend}",
-                      os.path.join("build", "lib", f"libopdispatch_{backend}.so"))
-    assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
-    return BuiltProject(root, first)
+    tests' builds), and that build, once per run; read it, never edit it (copy it: helpers.copy_built)."""
+    def make(directory):
+        root = copy_built(built_project.root, directory / "project")
+        first = run_scons(root, *PROJECT_BUILD, "--verbose", f"--backend={backend}",
+                          os.path.join("build", "lib", f"libopdispatch_{backend}.so"))
+        assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+        return root, first
+    return BuiltProject(*made_once(tmp_path_factory, f"built-{backend}-project", make))
 
 
 @pytest.fixture(scope="session")

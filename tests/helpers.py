@@ -21,8 +21,9 @@ IGNORE = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".sconsign*")
 STATE_FILES = (".opgen-state.json",)
 # A caller's settings that would change what a test build does (flags, cache location, debug output).
 # PYTEST_CURRENT_TEST names the test and its phase: no build reads it, and the no-op shortcut
-# (opgen/scons/noop.py) would see a fixture's build and the test's as different invocations.
-DROPPED_ENV = ("SCONSFLAGS", "OPGEN_CACHE_DIR", "OPGEN_DEBUG", "PYTEST_CURRENT_TEST")
+# (opgen/scons/noop.py) would see a fixture's build and the test's as different invocations; so
+# would it a build of one parallel worker and one of another (xdist names each: PYTEST_XDIST_WORKER).
+DROPPED_ENV = ("SCONSFLAGS", "OPGEN_CACHE_DIR", "OPGEN_DEBUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_*")
 # The build every SCons test compares against: two jobs, CUDA off (tests/scons/test_cuda_build.py
 # covers CUDA; the others compare with the CLI's default keys).
 PROJECT_BUILD = ("-j2", "--cuda=off")

@@ -12,6 +12,7 @@ import pytest
 
 from helpers import DROPPED_ENV, PROJECT_BUILD, REPO_ROOT, copy_built, run_scons, scons_env
 from plugin_venvs import make_venv
+from worker_share import made_once
 
 DOWNSTREAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "downstream")
 # The checkout must not leak into the venv's processes: only what was installed counts.
@@ -38,7 +39,11 @@ class Venv(types.SimpleNamespace):
 
 @pytest.fixture(scope="session")
 def plugin_venv(built_project, tmp_path_factory) -> Venv:
-    base = tmp_path_factory.mktemp("plugin")
+    """The venv, made once per run (made_once: the parallel workers share it; only read by the tests)."""
+    return Venv(**made_once(tmp_path_factory, "plugin", lambda base: _make_plugin_venv(built_project, base)))
+
+
+def _make_plugin_venv(built_project, base) -> dict:
     root = base / "venv"
     make_venv(root)
     venv = Venv(root=str(root), python=str(root / "bin" / "python"), cache_dir=str(base / "opgen-cache"),
@@ -56,7 +61,7 @@ def plugin_venv(built_project, tmp_path_factory) -> Venv:
                           "--no-build-isolation", "--no-index", "-q", REPO_ROOT],
                          cwd=base, env=scons_env(VENV_DROPPED_ENV), capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    return venv
+    return vars(venv)
 
 
 @pytest.fixture(scope="session")
