@@ -18,7 +18,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(REPO, "opgen")
 BASE = {"opgen", "opgen.errors", "opgen.fingerprint", "opgen.yamlio", "opgen.writer", "opgen.runtime_layers",
-        "opgen.project"}
+        "opgen.project", "opgen.collector"}
 # What each room may import, besides the base modules and itself.
 ALLOWED = {
     "model": set(),

@@ -13,16 +13,15 @@ key (its content fields) are given (gen/sections.py builds them from the registr
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from ...cache.inputs import (Inputs, backend_group_inputs, codegen_sources, group_inputs, inputs_key, stored_inputs,
                              stored_key)
 from ...cache.memos import group_identity, memo_id, remember, remembered
+from ...collector import paused_for_resident_objects
 from ...fingerprint import digest
 from ...model.backend_yaml import BackendYaml
 from ...model.dispatch_keys import DispatchKey
@@ -99,7 +98,7 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     jobs, pairs = [], {}
     # The inputs stay (kept for the record) as long as the jobs: ~200k objects on PyTorch's yaml
     # that collections would only walk again and again.
-    with _no_collection():
+    with paused_for_resident_objects():
         for group, inputs, stored, codegen in zip(groups, inputs_of, stored_of, codegens):
             key = memo_keys.get(group.name) or stored_key(stored())
             if identities[group.name] is not None:
@@ -110,20 +109,6 @@ def in_tree_jobs(model: Model, config: CodegenConfig, codegen_of: Callable[[Oper
     if pairs != known:
         remember(cache, memo, pairs)
     return jobs
-
-
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """No collection meanwhile, and what was made then out of the collector's reach afterwards
-    (opgen/collector.py does the same around the model, which the engine may not import)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def _stored(inputs: Callable[[], Inputs]) -> dict[str, str]:
