@@ -17,10 +17,12 @@ from __future__ import annotations
 from xdist.scheduler import LoadScopeScheduling
 
 WHOLE_ROOMS = ("tests/runtime/", "tests/plugin/", "tests/remote/")
-# Handed out first, in this order: the longest units (the rooms: 90-250 s each in a run on 2 loaded
-# cores), so the files (under 60 s each) fill in around them. The other units follow in collection
-# order. Only an order: a name missing here costs time, not checks.
-EARLY = ("tests/runtime/", "tests/plugin/", "tests/remote/")
+# Handed out first, in this order. First the file whose tests count the render workers this very
+# process forks: it must run before anything leaves a thread behind in its worker (the remote
+# room's servers do), since a process with more than one thread never forks (engine/workers.py).
+# Then the longest units (the rooms: 90-250 s each in a run on 2 loaded cores), so the files
+# (under 60 s each) fill in around them. The other units follow in collection order.
+EARLY = ("tests/codegen/test_parallel_render.py", "tests/runtime/", "tests/plugin/", "tests/remote/")
 
 
 def unit_of(nodeid: str) -> str:

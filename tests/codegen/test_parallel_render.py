@@ -6,6 +6,7 @@ import collections
 import multiprocessing
 import os
 import re
+import threading
 
 import pytest
 
@@ -62,7 +63,10 @@ def test_jobs_must_be_a_positive_number(tmp_path, value):
 
 @pytest.fixture
 def forks(monkeypatch):
-    """The pids of the processes forked from here on (the children's own forks are theirs)."""
+    """The pids of the processes forked from here on (the children's own forks are theirs). The
+    test process must have one thread, or nothing forks at all (engine/workers.py: a lock another
+    thread holds would stay held in the workers): tests/parallel_schedule.py runs this file first."""
+    assert threading.active_count() == 1, f"threads left by earlier tests: {threading.enumerate()}"
     counted = []
     fork = os.fork
 
