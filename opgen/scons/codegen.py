@@ -194,30 +194,25 @@ def _declare(env, out, plan: CodegenPlan, node_per_file: bool, selective: bool =
             # Only codegen inputs changed, and not this group's key: its files stay as they are.
             result.frozen_groups.add(job.codegen.name)
             FROZEN.add(out_prefix + path for path in files)
-            if compiled is None or job.codegen.name in compiled:
-                result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
-                result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]
-            result.codegen_of[job.codegen.name] = job.codegen
-            result.key_of[job.codegen.name] = job.key
-            continue
-        if cleaning:
-            declared = files
-        elif node_per_file:
-            # The sources a unit folds in (scan_rules.py) have nodes only when missing, so that
-            # SCons regenerates them; one edited by hand is not noticed until its group is
-            # generated again (generated files are not to be edited).
-            present = {path for path in folded if os.path.exists(os.path.join(plan.out_dir, path))}
-            declared = [path for path in files if path not in present]
-            undeclared.extend(present)
         else:
-            declared = _first_and_missing(plan.out_dir, files)
-        nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
-        nodes_of.job_of_node[nodes[0].abspath] = job.name
-        # Precious: SCons would delete targets before the action runs, and a file rewritten with
-        # the same bytes gets a new mtime; the plan's writer must see the old file.
-        env.Precious(nodes)
-        result.targets.extend(nodes)
-        result.steps.append(nodes[0])
+            if cleaning:
+                declared = files
+            elif node_per_file:
+                # The sources a unit folds in (scan_rules.py) have nodes only when missing, so that
+                # SCons regenerates them; one edited by hand is not noticed until its group is
+                # generated again (generated files are not to be edited).
+                present = {path for path in folded if os.path.exists(os.path.join(plan.out_dir, path))}
+                declared = [path for path in files if path not in present]
+                undeclared.extend(present)
+            else:
+                declared = _first_and_missing(plan.out_dir, files)
+            nodes = group_builder(env, target=[out.File(path) for path in declared], source=env.Value(f"{job.name}:{job.key}"))
+            nodes_of.job_of_node[nodes[0].abspath] = job.name
+            # Precious: SCons would delete targets before the action runs, and a file rewritten with
+            # the same bytes gets a new mtime; the plan's writer must see the old file.
+            env.Precious(nodes)
+            result.targets.extend(nodes)
+            result.steps.append(nodes[0])
         if every_file and (compiled is None or job.codegen.name in compiled):
             result.sources_by_group[job.codegen.name] = [out.File(path) for path in compiled_sources(files)]
             result.folded_by_group[job.codegen.name] = [os.path.join(out.abspath, path) for path in folded]

@@ -10,8 +10,8 @@ command (noop.frozen_groups), the graph can say what it already knows:
   its files are plain files (codegen.py);
 - its unit's object, and a hand-written kernel's, is declared as the file it is, with no
   builder, when the .sconsign records it built from that source and none of its recorded
-  dependencies is a generated file that may change this run: a file of a group whose key changed, an umbrella header, a backend's stand-in
-  header (``frozen_object``). Everything else it depends on (the runtime's headers, the
+  dependencies is a generated file that may change this run: a file of a group whose key
+  changed, an umbrella header, a backend's stand-in header (``frozen_object``). Everything else it depends on (the runtime's headers, the
   precompiled header, the compiler) is a file the manifest proved unchanged, or made from them
   only.
 

@@ -16,7 +16,8 @@ sys.path (a file added where a Glob, `auto` or an import looks); and the invocat
 difference, or OPGEN_NOOP_SHORTCUT=off, and the SConscripts are read as always. A run that may
 not end as the manifest says (one that fails, or is interrupted) has removed it first. Runs
 that are not "build these targets" (-c, -n, -q, -h, --interactive, --tree, --debug, ...) never
-take the shortcut and write no manifest; neither does a graph with an AlwaysBuild node.
+take the shortcut and write no manifest (--debug=time only reports: it is a build); neither
+does a graph with an AlwaysBuild node.
 
 When the only files that changed are codegen inputs (``input_file``: the operator yaml,
 tags.yaml, derivatives.yaml), the SConscripts are read, but ``frozen_groups()`` says so: the
