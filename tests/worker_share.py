@@ -51,9 +51,9 @@ def exclusive(tmp_path_factory, name: str) -> Iterator[None]:
 
 def made_once(tmp_path_factory, name: str, make: Callable[[Path], T]) -> T:
     """make(an empty directory) once per run: the first worker makes it under the lock ``name`` and
-    records its result (plain data:
-    pickled, so no class of a conftest module); the others wait for it and return that record. A make that fails
-    records nothing, so the next worker to ask tries again and fails in its own test too."""
+    records its result (plain data: pickled, so no class of a conftest module); the others wait for
+    it and return that record. A make that fails records nothing, so the next worker to ask tries
+    again and fails in its own test too."""
     if not worker_name():
         return make(tmp_path_factory.mktemp(name))
     root = shared_root(tmp_path_factory)
